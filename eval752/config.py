@@ -1,0 +1,190 @@
+"""Typed schemas for every config group, and validation of a composed config against them.
+
+Hydra composes plain YAML; ``validate`` merges the result into these dataclasses through OmegaConf, so an
+unknown key or a value of the wrong type fails with the valid keys listed (and a "did you mean").
+Nothing here imports Hydra, so the core can be driven from Python without it.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Dict, List, Optional
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException, ValidationError
+
+from .errors import ConfigError
+
+
+@dataclass
+class DatasetConfig:
+    name: str = "dataset"
+    # A native .jsonl file, a dataset folder (sections/*.jsonl + assets/), or "builtin:<file>" for the
+    # examples shipped inside the package.
+    path: str = "builtin:quickstart.jsonl"
+    format: str = "native"  # native | mmlu | gsm8k | humaneval | auto
+    sections: Optional[List[str]] = None
+    limit: Optional[int] = None
+    system_prompt: Optional[str] = None
+    # How an MCQ item becomes a prompt; {question} and {choices} (lettered lines) are filled in.
+    mcq_template: str = "{question}\n\n{choices}\n\nAnswer with the letter of the correct option."
+    mcq_multi_template: str = (
+        "{question}\n\n{choices}\n\nSeveral options may be correct. Answer with all their letters."
+    )
+
+
+@dataclass
+class SimVendorConfig:
+    """The simulated vendor: an OpenAI-compatible server started in-process on 127.0.0.1."""
+
+    seed: int = 0
+    accuracy: Dict[str, float] = field(
+        default_factory=lambda: {
+            "mcq_single": 0.8,
+            "mcq_multi": 0.7,
+            "freeform": 0.7,
+            "code": 0.7,
+            "judge_pairwise": 0.5,
+            "default": 0.5,
+        }
+    )
+    temperature_penalty: float = 0.0
+    latency_kind: str = "fixed"  # fixed | uniform | lognormal
+    latency_ms: float = 0.0
+    latency_spread_ms: float = 0.0
+    reasoning: bool = False
+    behaviours: List[Any] = field(default_factory=list)
+
+
+@dataclass
+class ProviderConfig:
+    name: str = "sim"
+    # litellm model string: openai/gpt-4o-mini, anthropic/claude-..., hosted_vllm/<name>, openai/<name> + api_base
+    model: str = "openai/sim-1"
+    api_base: Optional[str] = None
+    # The NAME of the environment variable holding the key; the key itself is never in a config.
+    api_key_env: Optional[str] = None
+    # auto: OpenAI-compatible endpoints (an api_base with an openai/ or hosted_vllm/ model, and sim) go
+    # through eval752's direct HTTP client; everything else through litellm.acompletion.
+    transport: str = "auto"  # auto | litellm | http
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    top_k: Optional[int] = None
+    max_tokens: Optional[int] = None
+    seed: Optional[int] = None
+    stop: Optional[List[str]] = None
+    extra_body: Dict[str, Any] = field(default_factory=dict)
+    timeout: float = 120.0
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    concurrency: int = 16
+    rpm: Optional[int] = None
+    stream: bool = False
+    vision: bool = False
+    track_cost: bool = True
+    sim: Optional[SimVendorConfig] = None
+
+
+@dataclass
+class CheckerConfig:
+    name: str = "auto"
+    # A checker (name or {kind: ..., options}) forced on every item, above per-item and per-type choices.
+    force: Optional[Any] = None
+    # Per item type: the checker used when the item names none.
+    by_type: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SweepConfig:
+    name: str = "none"
+    description: str = ""
+
+
+@dataclass
+class CacheConfig:
+    enabled: bool = True
+    path: Optional[str] = None  # default: $EVAL752_CACHE_DIR or ~/.cache/eval752, file responses.sqlite
+
+
+@dataclass
+class RunConfig:
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    provider: ProviderConfig = field(default_factory=ProviderConfig)
+    checker: CheckerConfig = field(default_factory=CheckerConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    run_name: str = "run"
+    recipe: Optional[str] = None
+    samples: int = 1
+    seed: int = 0
+    resume: Optional[str] = None
+    reproduce: Optional[str] = None
+    output_root: str = "outputs"
+    progress: bool = True
+
+
+def _valid_keys(schema: type, path: list[str]) -> tuple[str, list[str]]:
+    cls = schema
+    for part in path:
+        f = {x.name: x for x in fields(cls)}.get(part)
+        if f is None:
+            break
+        default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+        if not is_dataclass(default):
+            break
+        cls = type(default)
+    return cls.__name__, [f.name for f in fields(cls)]
+
+
+def validate(cfg: DictConfig | dict) -> RunConfig:
+    """Merge a composed config into the schema and return the typed ``RunConfig``."""
+    base = OmegaConf.structured(RunConfig)
+    try:
+        merged = OmegaConf.merge(base, cfg)
+        obj = OmegaConf.to_object(merged)
+    except ConfigKeyError as e:
+        key = str(getattr(e, "key", "") or "")
+        full = str(getattr(e, "full_key", "") or key)
+        parent = full.split(".")[:-1]
+        where, valid = _valid_keys(RunConfig, parent)
+        close = difflib.get_close_matches(key, valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"unknown config key {full!r}{hint}; valid keys of {where}: {', '.join(valid)}"
+        ) from None
+    except (ValidationError, OmegaConfBaseException) as e:
+        full = getattr(e, "full_key", None)
+        msg = str(e).splitlines()[0]
+        raise ConfigError(f"invalid config value{f' at {full!r}' if full else ''}: {msg}") from None
+    assert isinstance(obj, RunConfig)
+    _check_values(obj)
+    return obj
+
+
+def _check_values(c: RunConfig) -> None:
+    problems = []
+    if c.samples < 1:
+        problems.append(f"samples must be >= 1, got {c.samples}")
+    if c.provider.concurrency < 1:
+        problems.append(f"provider.concurrency must be >= 1, got {c.provider.concurrency}")
+    if c.provider.max_retries < 0:
+        problems.append(f"provider.max_retries must be >= 0, got {c.provider.max_retries}")
+    if c.provider.timeout <= 0:
+        problems.append(f"provider.timeout must be > 0, got {c.provider.timeout}")
+    if c.provider.transport not in ("auto", "litellm", "http"):
+        problems.append(f"provider.transport must be auto, litellm or http, got {c.provider.transport!r}")
+    if c.provider.rpm is not None and c.provider.rpm < 1:
+        problems.append(f"provider.rpm must be >= 1 or null, got {c.provider.rpm}")
+    if c.dataset.limit is not None and c.dataset.limit < 1:
+        problems.append(f"dataset.limit must be >= 1 or null, got {c.dataset.limit}")
+    if c.provider.sim is not None:
+        for k, v in c.provider.sim.accuracy.items():
+            if not 0.0 <= float(v) <= 1.0:
+                problems.append(f"provider.sim.accuracy.{k} must be in [0, 1], got {v}")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+def to_container(c: RunConfig) -> dict[str, Any]:
+    return OmegaConf.to_container(OmegaConf.structured(c), resolve=True)  # type: ignore[return-value]

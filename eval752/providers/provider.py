@@ -1,0 +1,197 @@
+"""A provider: one model behind one transport, with retries, a rate limit, a cache and cost tracking."""
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+import time
+from typing import Any, Callable
+from urllib.parse import urlparse
+
+from ..config import ProviderConfig
+from ..errors import ProviderError
+from ..types import Request, Response, sha256_of
+from .cache import ResponseCache
+from .completion import MalformedCompletion, parse_completion
+from .retry import CallError, RetryPolicy
+from .transports import OPENAI_COMPATIBLE_PREFIXES, HttpTransport, LiteLLMTransport, import_litellm
+
+GENERATION_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "stop")
+
+
+def resolve_api_key(cfg: ProviderConfig) -> str | None:
+    """The key from the environment variable the config names; a clear error when it is not set."""
+    if not cfg.api_key_env:
+        return None
+    key = os.environ.get(cfg.api_key_env)
+    if not key:
+        raise ProviderError(
+            f"provider {cfg.name!r} needs an API key: set the environment variable {cfg.api_key_env} "
+            f"(for example `export {cfg.api_key_env}=...`), or point provider.api_key_env at another variable"
+        )
+    return key
+
+
+def choose_transport(cfg: ProviderConfig) -> str:
+    if cfg.transport != "auto":
+        return cfg.transport
+    if cfg.sim is not None or (cfg.api_base and cfg.model.startswith(OPENAI_COMPATIBLE_PREFIXES)):
+        return "http"
+    return "litellm"
+
+
+def check_reachable(api_base: str, timeout: float = 5.0) -> None:
+    """Fail before the run when nothing listens at ``api_base`` (DNS failure, refused, unroutable)."""
+    u = urlparse(api_base)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ProviderError(f"provider.api_base {api_base!r} is not an http(s) URL")
+    port = u.port or (443 if u.scheme == "https" else 80)
+    try:
+        with socket.create_connection((u.hostname, port), timeout=timeout):
+            pass
+    except OSError as e:
+        raise ProviderError(f"cannot reach provider.api_base {api_base}: {e.strerror or e}") from None
+
+
+class RateLimiter:
+    """Spaces request starts so that at most ``rpm`` begin in any minute."""
+
+    def __init__(self, rpm: int | None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+class Provider:
+    def __init__(self, cfg: ProviderConfig, *, api_base: str | None = None, identity: str | None = None,
+                 cache: ResponseCache | None = None, send_item_header: bool = False) -> None:
+        self.cfg = cfg
+        self.api_base = api_base or cfg.api_base
+        # What the cache keys on instead of the (possibly random-port) URL.
+        self.identity = identity or f"{cfg.model}@{self.api_base or ''}"
+        self.cache = cache
+        self.send_item_header = send_item_header
+        self.policy = RetryPolicy(cfg.max_retries, cfg.backoff_base, cfg.backoff_max)
+        self.kind = choose_transport(cfg)
+        self.api_key = resolve_api_key(cfg)
+        self.transport: Any = None
+        self._limiter: RateLimiter | None = None
+        self._cost_fn: Callable[[int | None, int | None], float | None] | None = None
+        self.calls = 0
+
+    def base_params(self) -> dict[str, Any]:
+        return {k: getattr(self.cfg, k) for k in GENERATION_KEYS if getattr(self.cfg, k) is not None}
+
+    async def open(self) -> None:
+        if self.kind == "http":
+            if not self.api_base:
+                raise ProviderError(f"provider {self.cfg.name!r}: transport http needs provider.api_base")
+            self.transport = HttpTransport(self.api_base, self.cfg.model, self.api_key, timeout=self.cfg.timeout,
+                                           concurrency=self.cfg.concurrency, stream=self.cfg.stream)
+        else:
+            self.transport = LiteLLMTransport(self.cfg.model, self.api_base, self.api_key, timeout=self.cfg.timeout,
+                                              stream=self.cfg.stream)
+        await self.transport.open()
+        self._limiter = RateLimiter(self.cfg.rpm)
+        if self.cfg.track_cost:
+            self._cost_fn = await asyncio.to_thread(_cost_function, self.cfg.model)
+
+    async def close(self) -> None:
+        if self.transport is not None:
+            await self.transport.close()
+
+    def request_body(self, request: Request) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": list(request.messages), **request.params}
+        if request.tools:
+            body["tools"] = list(request.tools)
+        if self.cfg.extra_body:
+            if self.kind == "http":
+                body.update(self.cfg.extra_body)
+            else:
+                body["extra_body"] = dict(self.cfg.extra_body)
+        return body
+
+    def cache_key(self, request: Request) -> str:
+        return request.cache_key(self.identity, None) if self.cache is not None else ""
+
+    async def complete(self, request: Request) -> Response:
+        key = self.cache_key(request)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return Response(**_response_fields(hit), attempts=0, cached=True, latency_s=0.0)
+        body = self.request_body(request)
+        headers = {"X-Eval752-Item": request.item_id} if self.send_item_header else {}
+        rng = random.Random(f"{request.item_id}:{request.sample}")
+        attempt = 0
+        while True:
+            attempt += 1
+            assert self._limiter is not None
+            await self._limiter.wait()
+            start = time.perf_counter()
+            try:
+                self.calls += 1
+                raw = await self.transport.send(body, headers)
+                fields = parse_completion(raw)
+            except (CallError, MalformedCompletion) as e:
+                err = e if isinstance(e, CallError) else CallError(f"malformed completion: {e}")
+                if self.policy.should_retry(attempt, err):
+                    await asyncio.sleep(self.policy.delay(attempt, err, rng))
+                    continue
+                return Response(error=err.describe(), attempts=attempt,
+                                latency_s=round(time.perf_counter() - start, 6))
+            latency = round(time.perf_counter() - start, 6)
+            cost = self._cost_fn(fields["prompt_tokens"], fields["completion_tokens"]) if self._cost_fn else None
+            if self.cache is not None:
+                self.cache.put(key, {**_json_fields(fields), "cost": cost})
+            return Response(**fields, latency_s=latency, cost=cost, attempts=attempt)
+
+
+def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    out = dict(fields)
+    out["tool_calls"] = [{"id": t.id, "name": t.name, "arguments": t.arguments} for t in fields["tool_calls"]]
+    return out
+
+
+def _response_fields(stored: dict[str, Any]) -> dict[str, Any]:
+    from ..types import ToolCall
+
+    out = {k: stored.get(k) for k in ("text", "reasoning", "finish_reason", "prompt_tokens",
+                                       "completion_tokens", "cost")}
+    out["text"] = out["text"] or ""
+    out["tool_calls"] = tuple(ToolCall(**t) for t in stored.get("tool_calls") or ())
+    return out
+
+
+def _cost_function(model: str) -> Callable[[int | None, int | None], float | None] | None:
+    """litellm's price for ``model``, or None when litellm does not know it."""
+    litellm = import_litellm()
+
+    def cost(prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        if prompt_tokens is None and completion_tokens is None:
+            return None
+        try:
+            p, c = litellm.cost_per_token(model=model, prompt_tokens=prompt_tokens or 0,
+                                          completion_tokens=completion_tokens or 0)
+            return float(p) + float(c)
+        except Exception:
+            return None
+
+    return cost if cost(1000, 1000) is not None else None
+
+
+def provider_identity(cfg: ProviderConfig, extra: Any = None) -> str:
+    """A stable name for what answers: model and endpoint, or model and simulated-vendor settings."""
+    return f"{cfg.model}@{cfg.api_base or ''}#{sha256_of(extra)[:16]}" if extra is not None else \
+        f"{cfg.model}@{cfg.api_base or ''}"
