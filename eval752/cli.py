@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from .config import check_override_key
 from .errors import ConfigError, Eval752Error
 from .registry import unknown_name_message
 
@@ -44,12 +45,15 @@ def _saved_config_args(run_dir: str, key: str) -> list[str]:
     saved = Path(run_dir) / ".hydra" / "config.yaml"
     if not saved.is_file():
         raise ConfigError(f"{key}={run_dir}: no saved config at {saved} (is this an eval752 run directory?)")
-    args = ["--config-dir", str(saved.parent.resolve()), "--config-name", "config"]
+    # The saved config becomes the primary config path, searched before conf/ (which still provides
+    # the hydra/ logging options), so its config.yaml wins over conf/config.yaml.
+    conf, _ = config_dirs()
+    args = ["--config-path", str(saved.parent.resolve()), "--config-name", "config", "--config-dir", str(conf)]
     args += ["hydra.job.chdir=false", "hydra/job_logging=eval752", "hydra/hydra_logging=eval752"]
     if key == "resume":
         args += [f"hydra.run.dir={Path(run_dir).resolve()}", f"resume={Path(run_dir).resolve()}"]
     else:
-        args += ["hydra.run.dir=${eval752_run_dir:${output_root},${run_name}}", f"reproduce={run_dir}"]
+        args += ["hydra.run.dir='${eval752_run_dir:${output_root},${run_name}}'", f"reproduce={run_dir}"]
         args += ["resume=null"]
     return args
 
@@ -81,10 +85,23 @@ def rewrite_argv(argv: list[str]) -> list[str]:
             else:
                 raise ConfigError(unknown_name_message(f"{bare} option", value, valid))
         else:
+            if not key.startswith(("+", "~", "hydra.")) and bare.split(".")[0] not in ("hydra",):
+                if check_override_key(bare):
+                    arg = "++" + arg  # a key inside a free-form mapping: add or replace it
             out.append(arg)
-    if head.count("--config-dir") > 1:
+    if head.count("--config-name") > 1:
         raise ConfigError("recipe=, resume= and reproduce= cannot be combined")
     return head + out
+
+
+def _register_schema() -> None:
+    """The typed schema under every composed config: group options merge onto it, so types are checked
+    at composition and every key (even an empty ``provider.extra_body``) exists to be overridden."""
+    from hydra.core.config_store import ConfigStore
+
+    from .config import RunConfig
+
+    ConfigStore.instance().store(name="eval752_schema", node=RunConfig)
 
 
 def _register_resolvers() -> None:
@@ -146,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"eval752: error: {e}", file=sys.stderr)
         sys.exit(2)
     _register_resolvers()
+    _register_schema()
     conf, _ = config_dirs()
     entry = hydra.main(version_base="1.3", config_path=str(conf), config_name="config")(_task)
     saved_argv = sys.argv

@@ -7,7 +7,7 @@ Nothing here imports Hydra, so the core can be driven from Python without it.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import MISSING as MISSING_FIELD, dataclass, field, fields, is_dataclass
 from typing import Any, Dict, List, Optional
 
 from omegaconf import DictConfig, OmegaConf
@@ -135,6 +135,32 @@ def _valid_keys(schema: type, path: list[str]) -> tuple[str, list[str]]:
             break
         cls = type(default)
     return cls.__name__, [f.name for f in fields(cls)]
+
+
+def check_override_key(key: str) -> bool:
+    """Refuse ``provider.temprature=0.7`` before Hydra does, with the valid keys and a did-you-mean.
+    Keys below free-form mappings (``provider.extra_body.*``, ``provider.sim.accuracy.*``) pass, and the
+    return value says so (the CLI then lets Hydra add them)."""
+    cls: Any = RunConfig
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        if not is_dataclass(cls):
+            return cls == "mapping" and i < len(parts)
+        by_name = {f.name: f for f in fields(cls)}
+        if part not in by_name:
+            close = difflib.get_close_matches(part, list(by_name), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            where = ".".join(parts[:i]) or "the top level"
+            raise ConfigError(f"unknown config key {key!r}{hint}; valid keys of {where}: {', '.join(by_name)}")
+        f = by_name[part]
+        if f.default_factory is not MISSING_FIELD:  # type: ignore[misc]
+            value = f.default_factory()  # type: ignore[misc]
+            cls = type(value) if is_dataclass(value) else ("mapping" if isinstance(value, dict) else None)
+        elif part == "sim":
+            cls = SimVendorConfig
+        else:
+            return False
+    return False
 
 
 def validate(cfg: DictConfig | dict) -> RunConfig:

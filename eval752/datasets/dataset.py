@@ -16,7 +16,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import DatasetError
 from ..types import Item, canonical_json
 from .native import MEDIA_KINDS
 

@@ -4,7 +4,7 @@ Detection (``format="auto"``): a folder is native; otherwise the keys of the fil
 decide: ``id, type, inputs`` -> native, ``question, answer_a..answer_d, correct_answer, topic`` -> mmlu,
 ``task_id, prompt, entry_point, canonical_solution, test`` -> humaneval, ``question, answer`` -> gsm8k.
 A file whose first line is not an object is handed to the native loader, which reports it precisely.
-``builtin:<file>`` names a dataset shipped in ``eval752/datasets/builtin/``.
+``builtin:<file>`` names a dataset shipped in ``eval752/data/``.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from .mmlu import MMLU_KEYS, import_mmlu
 
 FORMATS = ("auto", "native", "mmlu", "gsm8k", "humaneval")
 NATIVE_KEYS = ("id", "type", "inputs")
-BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+BUILTIN_DIR = Path(__file__).resolve().parents[1] / "data"
 # Checked in this order: MMLU rows also have a "question", so MMLU comes before GSM8K.
 SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("native", NATIVE_KEYS),

@@ -199,7 +199,11 @@ def parse_item(obj: Any, section: str) -> tuple[Item | None, list[Problem]]:
             choices = _check_choices(obj["choices"], problems)
     elif type_ is not None and "choices" in obj:
         problems.append(("choices", "only mcq_single and mcq_multi items have choices"))
-    answer = _check_answer(obj, type_, choices, problems) if type_ is not None else None
+    # Check the answer against the choices that are strings, even when other choices are malformed.
+    listed = choices
+    if listed is None and isinstance(obj.get("choices"), list):
+        listed = tuple(c for c in obj["choices"] if isinstance(c, str))
+    answer = _check_answer(obj, type_, listed, problems) if type_ is not None else None
 
     checker = obj.get("checker")
     if "checker" in obj:

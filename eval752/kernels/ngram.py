@@ -76,7 +76,7 @@ def _scan_text(cps, start, stop, n, threshold, full_count, stamp_id, keys, stamp
                 found_count += 1
                 found_end = i + n
             continue
-        slot = int((key * _FIB) >> shift)
+        slot = np.int64((key * _FIB) >> shift)
         while True:
             if stamps[slot] != stamp_id:
                 stamps[slot] = stamp_id

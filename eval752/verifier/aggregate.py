@@ -12,7 +12,8 @@ Upstream metric formulas (``calculate_metrics`` of its batch script), one value 
 6. Language-Following-Success-Rate = valid / checked (0 when nothing was checked)
 7. Scenario-Check-Pass-Rate = valid / checked (left out when nothing was checked)
 
-Averages are unweighted means over loops (3 and 7 over the loops that have them), summed left to right.
+Averages are unweighted means over loops (3 and 7 over the loops that have them), summed as CPython 3.12+
+``sum`` does (see ``compensated_sum``).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from .rows import pair_by_data_index
 from .summary import summary_metrics
-from .validators import finish_reason_of
+from .responses import finish_reason_of
 
 QUERY = "1. Query-Success-Rate"
 MATCH = "2. ToolCalls-Match-Rate"
@@ -65,13 +66,35 @@ def upstream_loop_metrics(
     return {k: v for k, v in values.items() if not (k in _OPTIONAL and v is None)}
 
 
-def plain_mean(values: Sequence[float]) -> float:
-    """Left-to-right sum divided by the count: the float upstream's ``sum(...) / len(...)`` gives on
-    Python 3.11 (3.12's ``sum`` compensates rounding and could differ in the last bit)."""
-    total: float = 0
-    for v in values:
-        total += v
-    return total / len(values)
+def compensated_sum(values: Sequence[float]) -> float:
+    """The sum CPython 3.12+ ``sum()`` returns, on any Python: integers are added exactly until the first
+    float, floats are then added with Neumaier's compensation (the running error is added once at the
+    end), integers after that plainly. Upstream's reports were made with that ``sum``: on Python 3.11 a
+    left-to-right sum of the M2.5 match rates gives 0.9830000000000002 where the file says 0.983."""
+    items = list(values)
+    k, exact = 0, 0
+    while k < len(items) and isinstance(items[k], int):
+        exact += items[k]
+        k += 1
+    if k == len(items):
+        return exact
+    total = exact + items[k]
+    comp = 0.0
+    for x in items[k + 1 :]:
+        if isinstance(x, int):
+            total += float(x)
+            continue
+        t = total + x
+        comp += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
+        total = t
+    if comp and math.isfinite(comp):
+        total += comp
+    return total
+
+
+def mean(values: Sequence[float]) -> float:
+    """Unweighted mean as upstream computes it: ``sum(values) / len(values)`` with 3.12+ ``sum``."""
+    return compensated_sum(values) / len(values)
 
 
 def build_metrics_report(
@@ -100,7 +123,7 @@ def build_metrics_report(
             values = [r["metrics"][key] for r in results if r["metrics"].get(key) is not None]
             if key in _OPTIONAL and not values:
                 continue
-            average[key] = plain_mean(values if key in _OPTIONAL else [r["metrics"][key] for r in results])
+            average[key] = mean(values if key in _OPTIONAL else [r["metrics"][key] for r in results])
     return {"summary": {"total_files": len(results), "average_metrics": average}, "results": results}
 
 
@@ -241,7 +264,7 @@ def aggregate_loops(
         cells = [m.get(name, {"value": None, "num": 0}) for m in per_loop]
         values = [c["value"] for c in cells if c["value"] is not None]
         entry: dict[str, Any] = {
-            "value": plain_mean(values) if values else None,
+            "value": mean(values) if values else None,
             "num": sum(c["num"] for c in cells),
             "loops": [c["value"] for c in cells],
             "loop_num": [c["num"] for c in cells],

@@ -100,7 +100,8 @@ def parse_prompt_row(raw: Mapping[str, Any], data_index: int, source: str = "") 
             if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
                 raise ValueError(f"tools[{i}]: a tool needs 'function' with a string 'name'")
     try:
-        checks = decode_field(raw.get("check_type"))
+        raw_checks = raw.get("check_type")
+        checks = [raw_checks] if raw_checks in KNOWN_CHECKS else decode_field(raw_checks)
     except json.JSONDecodeError as exc:
         raise ValueError(f"check_type: not valid JSON in an encoded string ({exc.msg})") from None
     if checks is None:

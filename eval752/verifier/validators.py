@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
+from .responses import first_choice, response_content, response_message
 from .rows import CHECK_LANGUAGE, CHECK_REPEAT, CHECK_SCENARIO, CHECK_TOOL_CALLS
 from . import textscan
 
@@ -53,40 +54,7 @@ class RowToCheck:
     checks: tuple[str, ...]  # validators to run (see PromptRow.validators)
 
 
-# --- response access ----------------------------------------------------------------------------------
-
-
-def first_choice(response: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    if not response or not isinstance(response.get("choices"), list):
-        return None
-    choices = response["choices"]
-    return choices[0] if choices and isinstance(choices[0], Mapping) else {}
-
-
-def response_message(response: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    choice = first_choice(response)
-    msg = choice.get("message") if choice else None
-    return msg if isinstance(msg, Mapping) else {}
-
-
-def response_content(response: Mapping[str, Any] | None) -> str | None:
-    """``choices[0].message.content``; a list of content parts is joined from its text parts."""
-    content = response_message(response).get("content")
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
-        return "".join(parts)
-    return content if isinstance(content, str) else None
-
-
-def finish_reason_of(row: Mapping[str, Any]) -> str | None:
-    """The finish reason of a result row: from its response, else the row's own (trimmed baselines)."""
-    choice = first_choice(row.get("response"))
-    if choice is not None and choice.get("finish_reason") is not None:
-        return str(choice["finish_reason"])
-    for key in ("finish_reason", "tool_calls_finish_reason"):
-        if row.get(key) is not None:
-            return str(row[key])
-    return None
+# --- error-only reasoning -----------------------------------------------------------------------------
 
 
 def is_error_only_reasoning(response: Mapping[str, Any] | None) -> bool:
