@@ -140,8 +140,6 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     with provider_endpoint(cfg, items) as (api_base, identity, item_header):
         provider = Provider(cfg.provider, api_base=api_base, identity=identity, cache=cache,
                             send_item_header=item_header)
-        if cfg.provider.sim is not None and provider.api_key is None:
-            provider.api_key = "sim-needs-no-key"  # OpenAI clients (litellm's too) insist on some key
         base = provider.base_params()
 
         def request_for(item: Item, sample: int) -> Request:

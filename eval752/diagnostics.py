@@ -18,8 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import InputFormatError
-from .kernels import detect_leaks, encode, has_cyrillic, infer_expected, native_scripts, ngram_scan
-from .kernels.columnar import decode_span
+from .kernels import detect_leaks, has_cyrillic, infer_expected, native_scripts, ngram_scan
+from .kernels.columnar import blocks, decode_span
 
 _MISSING = object()
 NO_GROUP = "(none)"
@@ -140,22 +140,26 @@ def scan_results_file(
         if expected is not None:
             per_row: list[str | None] = [expected] * count
         elif prompt_field is not None:
-            per_row = infer_expected(encode(chunk.prompts))
+            per_row = infer_expected(chunk.prompts)
         else:
             per_row = [None] * count
         for name, texts in zip(fields, chunk.texts):
-            enc = encode(texts)
-            first, cnt = ngram_scan(enc, n, threshold, full_count=True)
-            for r in np.flatnonzero((first >= 0) & ~repeat).tolist():
-                start = int(enc.offsets[r] + first[r])
-                rep_field[r], rep_gram[r], rep_count[r] = name, decode_span(enc.codepoints, start, start + n), int(cnt[r])
-            repeat |= first >= 0
-            cyr |= has_cyrillic(enc)
-            report = detect_leaks(enc, per_row)
-            leak |= report.flags
-            for r, found in enumerate(report.foreign):
-                for script, k in found.items():
-                    foreign[r][script] = foreign[r].get(script, 0) + k
+            for lo, hi, enc in blocks(texts):  # encode once, run every kernel on the block
+                at, cnt = ngram_scan(enc, n, threshold, full_count=True)
+                for r in np.flatnonzero((at >= 0) & ~repeat[lo:hi]).tolist():
+                    start = int(enc.offsets[r] + at[r])
+                    rep_field[lo + r] = name
+                    rep_gram[lo + r] = decode_span(enc.codepoints, start, start + n)
+                    rep_count[lo + r] = int(cnt[r])
+                repeat[lo:hi] |= at >= 0
+                cyr[lo:hi] |= has_cyrillic(enc)
+                report = detect_leaks(enc, per_row[lo:hi])
+                leak[lo:hi] |= report.flags
+                for r, found in enumerate(report.foreign):
+                    if found:
+                        merged = foreign[lo + r]
+                        for script, k in found.items():
+                            merged[script] = merged.get(script, 0) + k
         lines = []
         for r in range(count):
             rec: dict[str, Any] = {"row": state["rows"] + r, "line": chunk.lines[r], "id": chunk.ids[r]}
@@ -164,7 +168,9 @@ def scan_results_file(
             rec.update(
                 group=chunk.groups[r], repeat=bool(repeat[r]), repeat_field=rep_field[r], ngram=rep_gram[r],
                 ngram_count=rep_count[r], cyrillic=bool(cyr[r]), leak=bool(leak[r]), expected=per_row[r],
-                foreign_scripts=dict(sorted(foreign[r].items(), key=lambda kv: (-kv[1], kv[0]))),
+                foreign_scripts=foreign[r] if len(foreign[r]) < 2 else dict(
+                    sorted(foreign[r].items(), key=lambda kv: (-kv[1], kv[0]))
+                ),
             )
             lines.append(json.dumps(rec, ensure_ascii=False))
             entry = groups.setdefault(chunk.groups[r], _group_entry())

@@ -1,6 +1,8 @@
 """Kernels against their plain-Python references, and exact values for hand-built cases."""
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 import unicodedataplus
@@ -38,6 +40,9 @@ def check_ngrams(texts: list[str], n: int, threshold: int) -> None:
     assert got == [ref.ngram_repeats_distinct(t, n, threshold) for t in texts]
     details = ngram_repeat_details(texts, n, threshold)
     assert details == [ref.ngram_first_repeat(t, n, threshold) for t in texts]
+    enc = encode(texts)  # the Encoded path counts in the kernel instead of with str.count
+    assert ngram_repeats(enc, n, threshold).tolist() == got
+    assert ngram_repeat_details(enc, n, threshold) == details
     for t, (gram, count) in zip(texts, details):
         if gram is not None:
             assert len(gram) == n and count == t.count(gram) >= threshold
@@ -60,6 +65,21 @@ def unicode_texts(draw):
 @given(unicode_texts(), st.integers(1, 6), st.integers(1, 6))
 def test_ngram_full_unicode_matches_reference(texts, n, threshold):
     check_ngrams(texts, n, threshold)
+
+
+def test_ngram_long_texts_prefix_pass_and_after():
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyzАБВГДЕЖЗ日本語\U0001F600"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(2000, 6000))) for _ in range(12)]
+    texts[3] = texts[3][:3000] + "xyz!" * 5  # repeat only after the prefix
+    texts[4] = "xyz!" * 5 + texts[4]  # repeat at once
+    texts.append("q" * 10_000)
+    for n, threshold in ((3, 4), (4, 3), (5, 5), (1, 400)):
+        got = ngram_repeat_details(texts, n, threshold)
+        assert got == [ref.ngram_first_repeat(t, n, threshold) for t in texts]
+        assert ngram_repeat_details(encode(texts), n, threshold) == got
+        assert ngram_repeats(texts, n, threshold).tolist() == [g is not None for g, _ in got]
+    assert ngram_repeat_details(texts[3:5], 4, 5) == [("xyz!", 5), ("xyz!", 5)]
 
 
 def test_ngram_edge_cases():

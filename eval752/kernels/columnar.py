@@ -1,13 +1,16 @@
 """Columnar text: a whole batch of texts as one array of code points plus an offsets array.
 
 Text ``i`` is ``codepoints[offsets[i]:offsets[i + 1]]``. Building the columns takes no Python loop per
-character: the texts are joined, encoded once as UTF-32-LE and viewed as ``uint32`` with ``numpy.frombuffer``;
-the offsets are the cumulative text lengths (``len`` of a ``str`` counts code points). Lone surrogates, which
-a ``str`` may hold (for example from JSON ``"\\ud800"``), are kept as their own code point values.
+character: the texts are joined once and the joined ``str`` is turned into ``uint32`` code points by C code
+(``str.encode`` plus ``numpy.frombuffer``: ASCII bytes when the text is ASCII, UTF-16 units when nothing lies
+above U+FFFF, which is then one unit per code point, else numpy's UCS-4 copy of the ``str``; all three are
+faster than the utf-32 codec); the offsets are the cumulative text lengths (``len`` counts code points).
+Lone surrogates, which a ``str`` may hold (for example from JSON ``"\\ud800"``), are kept as their own code
+point values.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence, Union
+from typing import Iterator, NamedTuple, Sequence, Union
 
 import numba
 import numpy as np
@@ -34,19 +37,73 @@ class Encoded(NamedTuple):
 TextBatch = Union[Sequence[str], Encoded]
 
 
+def _encode_known(texts: Sequence[str], lengths: np.ndarray) -> Encoded:
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    joined = "".join(texts)
+    total = int(offsets[-1])
+    if total == 0:
+        codepoints = np.zeros(0, dtype=np.uint32)
+    elif joined.isascii():  # one byte per code point
+        codepoints = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.uint32)
+    else:
+        raw = joined.encode("utf-16-le", "surrogatepass")
+        if len(raw) == 2 * total:  # nothing above U+FFFF: every UTF-16 unit is one code point
+            codepoints = np.frombuffer(raw, dtype=np.dtype("<u2")).astype(np.uint32)
+        else:  # astral code points: numpy copies the str as UCS-4 (faster than the utf-32 codec)
+            codepoints = np.array(joined).reshape(1).view(np.uint32)
+    return Encoded(codepoints, offsets)
+
+
+def _as_list(texts: Sequence[str]) -> Sequence[str]:
+    if isinstance(texts, str):
+        raise TypeError("expected a sequence of texts, not a single str")
+    return texts if isinstance(texts, (list, tuple)) else list(texts)
+
+
+def _lengths(texts: Sequence[str]) -> np.ndarray:
+    return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+
+
 def encode(texts: Sequence[str]) -> Encoded:
     """Columnar form of ``texts``: ``(codepoints uint32, offsets int64 of len(texts) + 1)``."""
-    if isinstance(texts, str):
-        raise TypeError("encode() takes a sequence of texts, not a single str")
-    if not isinstance(texts, (list, tuple)):
-        texts = list(texts)
-    count = len(texts)
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    if count:
-        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=count), out=offsets[1:])
-    raw = "".join(texts).encode("utf-32-le", "surrogatepass")
-    codepoints = np.frombuffer(raw, dtype=np.dtype("<u4")).astype(np.uint32, copy=False)
-    return Encoded(codepoints, offsets)
+    texts = _as_list(texts)
+    return _encode_known(texts, _lengths(texts))
+
+
+#: Code points per block when kernels encode ``str`` input themselves: small enough for the buffers to stay
+#: in cache and be reused by the allocator, large enough that the per-call overhead does not matter.
+BLOCK_CODEPOINTS = 1 << 20
+
+
+def blocks(
+    texts: TextBatch, size: int = BLOCK_CODEPOINTS, max_texts: int | None = None
+) -> Iterator[tuple[int, int, Encoded]]:
+    """``(first, stop, Encoded of texts[first:stop])`` covering ``texts`` in order.
+
+    Each block holds about ``size`` code points (a longer text is a block of its own) and at most
+    ``max_texts`` texts. ``str`` input is encoded block by block; an ``Encoded`` batch is sliced (views).
+    """
+    if isinstance(texts, Encoded):
+        count = texts.n_texts
+        ends = texts.offsets[1:]
+        lengths = None
+    else:
+        texts = _as_list(texts)
+        count = len(texts)
+        lengths = _lengths(texts)
+        ends = np.cumsum(lengths)
+    first = 0
+    while first < count:
+        base = int(ends[first - 1]) if first else 0
+        stop = min(count, max(first + 1, int(np.searchsorted(ends, base + size, side="right"))))
+        if max_texts is not None:
+            stop = min(stop, first + max_texts)
+        if lengths is None:
+            yield first, stop, slice_encoded(texts, first, stop)  # type: ignore[arg-type]
+        else:
+            yield first, stop, _encode_known(texts[first:stop], lengths[first:stop])  # type: ignore[index]
+        first = stop
 
 
 def as_encoded(texts: TextBatch) -> Encoded:

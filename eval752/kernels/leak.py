@@ -27,7 +27,7 @@ from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .columnar import TextBatch, as_encoded, slice_encoded
+from .columnar import Encoded, TextBatch, blocks
 from .scripts import count_columns, load_or_build, resolve_script, script_table, unicode_source
 
 LANGUAGE_SCRIPTS: dict[str, tuple[str, ...]] = {
@@ -90,26 +90,23 @@ def infer_expected(prompts: TextBatch) -> list[str | None]:
     score wins; ties go to the earlier of ja, zh, ko, ru, en, then other scripts in alphabetical order.
     """
     table, names = script_table()
-    counts = count_columns(prompts, table, len(names))
     col = {n: k for k, n in enumerate(names)}
-    kana = counts[:, col["Hiragana"]] + counts[:, col["Katakana"]]
-    han = counts[:, col["Han"]]
     special = {"Han", "Hiragana", "Katakana", "Hangul", "Cyrillic", "Latin", *IGNORED}
     others = [n for n in names if n not in special]
-    scores = np.column_stack(
-        [
-            np.where(kana > 0, kana + han, 0),
-            np.where(kana > 0, 0, han),
-            counts[:, col["Hangul"]],
-            counts[:, col["Cyrillic"]],
-            counts[:, col["Latin"]],
-        ]
-        + [counts[:, col[n]] for n in others]
-    )
     labels = ["ja", "zh", "ko", "ru", "en", *others]
-    best = scores.argmax(axis=1) if scores.shape[0] else np.zeros(0, dtype=np.int64)
-    has_letters = scores.max(axis=1) > 0 if scores.shape[0] else np.zeros(0, dtype=bool)
-    return [labels[b] if ok else None for b, ok in zip(best.tolist(), has_letters.tolist())]
+    out: list[str | None] = []
+    for _, _, enc in blocks(prompts, max_texts=_BLOCK_TEXTS):
+        counts = count_columns(enc, table, len(names))
+        kana = counts[:, col["Hiragana"]] + counts[:, col["Katakana"]]
+        han = counts[:, col["Han"]]
+        scores = np.column_stack(
+            [np.where(kana > 0, kana + han, 0), np.where(kana > 0, 0, han)]
+            + [counts[:, col[n]] for n in ("Hangul", "Cyrillic", "Latin", *others)]
+        )
+        best = scores.argmax(axis=1).tolist()
+        has_letters = (scores.max(axis=1) > 0).tolist()
+        out.extend(labels[b] if ok else None for b, ok in zip(best, has_letters))
+    return out
 
 
 @dataclass(frozen=True)
@@ -136,8 +133,9 @@ def detect_leaks(
     """Flag texts that mix in scripts foreign to the expected language (see the module rules)."""
     if min_count < 1:
         raise ValueError(f"min_count must be >= 1, got {min_count!r}")
-    enc = as_encoded(texts)
-    total = enc.n_texts
+    if not isinstance(texts, Encoded):
+        texts = list(texts)
+    total = texts.n_texts if isinstance(texts, Encoded) else len(texts)
     if expected is None:
         if prompts is None:
             raise ValueError("detect_leaks needs expected= or prompts= to infer it from")
@@ -164,9 +162,8 @@ def detect_leaks(
     foreign: list[dict[str, int]] = [{} for _ in range(total)]
     specs = np.array([e if e is not None else "" for e in per_text], dtype=object)
     han, nonjis = col["Han"], col[HAN_NOT_JIS]
-    for first in range(0, total, _BLOCK_TEXTS):
-        stop = min(total, first + _BLOCK_TEXTS)
-        counts = count_columns(slice_encoded(enc, first, stop), table, len(names))
+    for first, stop, enc in blocks(texts, max_texts=_BLOCK_TEXTS):
+        counts = count_columns(enc, table, len(names))
         for spec, allowed in allowed_of.items():
             rows = np.flatnonzero(specs[first:stop] == spec)
             sub = counts[rows]
@@ -174,12 +171,14 @@ def detect_leaks(
                 sub[:, han] += sub[:, nonjis]
                 sub[:, nonjis] = 0
             sub[:, allowed] = 0
-            sums = sub.sum(axis=1)
-            flags[first + rows] = sums >= min_count
-            for r in np.flatnonzero(sums):
-                cols = np.flatnonzero(sub[r])
-                found = sorted(((names[c], int(sub[r, c])) for c in cols), key=lambda kv: (-kv[1], kv[0]))
-                foreign[first + int(rows[r])] = dict(found)
+            flags[first + rows] = sub.sum(axis=1) >= min_count
+            hit_rows, hit_cols = np.nonzero(sub)
+            at = (first + rows[hit_rows]).tolist()
+            for i, c, k in zip(at, hit_cols.tolist(), sub[hit_rows, hit_cols].tolist()):
+                foreign[i][names[c]] = k
+            for i in set(at):
+                if len(foreign[i]) > 1:  # most found first, then by name
+                    foreign[i] = dict(sorted(foreign[i].items(), key=lambda kv: (-kv[1], kv[0])))
     return LeakReport(flags, foreign, per_text)
 
 

@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from numba import njit, prange
 
-from .columnar import TextBatch, as_encoded, chunk_bounds
+from .columnar import TextBatch, blocks, chunk_bounds
 from .reference import CYRILLIC_FIRST, CYRILLIC_LAST
 
 log = logging.getLogger(__name__)
@@ -133,8 +133,10 @@ def _count_columns(cps, offsets, bounds, coltable, ncols):
 
 def count_columns(texts: TextBatch, coltable: np.ndarray, ncols: int) -> np.ndarray:
     """int64 ``(len(texts), ncols)``: per text, code points per column of ``coltable`` (a uint8 per code point)."""
-    enc = as_encoded(texts)
-    return _count_columns(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), coltable, ncols)
+    parts = [np.zeros((0, ncols), dtype=np.int64)]
+    for _, _, enc in blocks(texts):
+        parts.append(_count_columns(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), coltable, ncols))
+    return np.concatenate(parts)
 
 
 def script_columns(scripts: Iterable[str] | str | None = None) -> tuple[str, ...]:
@@ -175,7 +177,8 @@ def _has_range(cps, offsets, bounds, lo, hi):
 
 def has_cyrillic(texts: TextBatch) -> np.ndarray:
     """Bool array: does the text hold a code point in U+0400..U+04FF (the vendor verifier's exact rule)?"""
-    enc = as_encoded(texts)
-    return _has_range(
-        enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), np.uint32(CYRILLIC_FIRST), np.uint32(CYRILLIC_LAST)
-    )
+    lo, hi = np.uint32(CYRILLIC_FIRST), np.uint32(CYRILLIC_LAST)
+    parts = [np.zeros(0, dtype=np.bool_)]
+    for _, _, enc in blocks(texts):
+        parts.append(_has_range(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), lo, hi))
+    return np.concatenate(parts)

@@ -100,7 +100,10 @@ class Provider:
             self.transport = HttpTransport(self.api_base, self.cfg.model, self.api_key, timeout=self.cfg.timeout,
                                            concurrency=self.cfg.concurrency, stream=self.cfg.stream)
         else:
-            self.transport = LiteLLMTransport(self.cfg.model, self.api_base, self.api_key, timeout=self.cfg.timeout,
+            key = self.api_key
+            if key is None and self.api_base and self.cfg.model.startswith(OPENAI_COMPATIBLE_PREFIXES):
+                key = "no-key"  # a keyless local server; litellm's OpenAI client insists on some key
+            self.transport = LiteLLMTransport(self.cfg.model, self.api_base, key, timeout=self.cfg.timeout,
                                               stream=self.cfg.stream)
         await self.transport.open()
         self._limiter = RateLimiter(self.cfg.rpm)

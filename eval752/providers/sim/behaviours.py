@@ -170,6 +170,7 @@ class Pipeline:
 
 
 def build_pipeline(settings: SimSettings) -> Pipeline:
+    settings.validate()
     _load_builtins()
     configured = [spec_name_options(s) for s in settings.behaviours]
     by_name = {name: opts for name, opts in configured if name in IMPLICIT}

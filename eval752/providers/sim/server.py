@@ -114,7 +114,6 @@ class SimServer:
             resp.content_length = len(payload)
             await resp.prepare(request)
             await resp.write(payload[: len(payload) // 2])
-            await resp.drain()
             abort_connection(request)
             return resp
         return web.Response(body=payload, content_type="application/json")

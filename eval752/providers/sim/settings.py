@@ -96,6 +96,14 @@ class SimSettings:
     reasoning: bool = False
     behaviours: list[Any] = field(default_factory=list)
 
+    def validate(self) -> None:
+        """Raise ``ValueError`` for an accuracy outside [0, 1] or a negative temperature penalty."""
+        for kind, p in self.accuracy.items():
+            if not 0.0 <= float(p) <= 1.0:
+                raise ValueError(f"sim accuracy[{kind!r}] must be in [0, 1], got {p}")
+        if self.temperature_penalty < 0:
+            raise ValueError(f"sim temperature_penalty must be >= 0, got {self.temperature_penalty}")
+
     def accuracy_for(self, item_type: str | None) -> float:
         acc = self.accuracy
         if item_type in acc:

@@ -145,7 +145,8 @@ class ToolCallBehaviour(Behaviour):
             args = entry_args
         else:
             args = arguments_for(function, ctx.draw("tool_args", draft.index))
-        call_id = "call_" + hashlib.sha256(f"{ctx.settings.seed}:{ctx.item}:{ctx.req_seed}:{draft.index}".encode()).hexdigest()[:24]
+        ident = f"{ctx.settings.seed}:{ctx.item}:{ctx.req_seed}:{draft.index}"
+        call_id = "call_" + hashlib.sha256(ident.encode()).hexdigest()[:24]
         draft.tool_calls = [{
             "id": call_id,
             "type": "function",

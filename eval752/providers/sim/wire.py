@@ -118,7 +118,6 @@ async def write_sse(request: web.Request, events: list[bytes], cut: bool = False
     if cut:
         half = max(1, (len(events) - 1) // 2)
         await resp.write(b"".join(events[:half]))
-        await resp.drain()
         abort_connection(request)
         return resp
     await resp.write(b"".join(events))
