@@ -110,6 +110,10 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     from .providers.cache import ResponseCache
     from .providers.provider import Provider
 
+    if cfg.dataset.format == "verifier":
+        from .verifier.live import run_verifier
+
+        return run_verifier(cfg, run_dir)
     dataset = load_configured_dataset(cfg)
     items = dataset.items
     if not items:

@@ -102,6 +102,18 @@ class SweepConfig:
 
 
 @dataclass
+class VerifierConfig:
+    """Vendor verification (dataset.format=verifier): prompt rows sent ``loops`` times, scored with the
+    MiniMax-Provider-Verifier validators, compared with an official ``baseline``."""
+
+    loops: int = 1
+    baseline: Optional[str] = None  # official results: a *_results.jsonl file or a folder of loop_NN.jsonl
+    n: int = 3  # repeat_n_gram: substring length in code points
+    threshold: int = 4  # repeat_n_gram: occurrences that count as degenerate repetition
+    thresholds: Dict[str, Any] = field(default_factory=dict)  # per-metric overrides of the reference verdicts
+
+
+@dataclass
 class CacheConfig:
     enabled: bool = True
     path: Optional[str] = None  # default: $EVAL752_CACHE_DIR or ~/.cache/eval752, file responses.sqlite
@@ -114,6 +126,7 @@ class RunConfig:
     checker: CheckerConfig = field(default_factory=CheckerConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
+    verifier: VerifierConfig = field(default_factory=VerifierConfig)
     run_name: str = "run"
     recipe: Optional[str] = None
     samples: int = 1
@@ -204,6 +217,8 @@ def _check_values(c: RunConfig) -> None:
         problems.append(f"provider.rpm must be >= 1 or null, got {c.provider.rpm}")
     if c.dataset.limit is not None and c.dataset.limit < 1:
         problems.append(f"dataset.limit must be >= 1 or null, got {c.dataset.limit}")
+    if c.verifier.loops < 1:
+        problems.append(f"verifier.loops must be >= 1, got {c.verifier.loops}")
     if c.provider.sim is not None:
         for k, v in c.provider.sim.accuracy.items():
             if not 0.0 <= float(v) <= 1.0:

@@ -1,1 +1,2 @@
 from . import choice, numeric, text  # noqa: F401  (registers choice, choice_set, numeric, exact, regex)
+from . import code  # noqa: F401,E402  (registers code)

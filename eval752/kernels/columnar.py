@@ -37,21 +37,30 @@ class Encoded(NamedTuple):
 TextBatch = Union[Sequence[str], Encoded]
 
 
-def _encode_known(texts: Sequence[str], lengths: np.ndarray) -> Encoded:
+def _fill(out: np.ndarray, texts: Sequence[str], total: int) -> None:
+    """Write the code points of ``texts`` (``total`` of them) into ``out``."""
+    joined = "".join(texts)
+    if total == 0:
+        return
+    if joined.isascii():  # one byte per code point
+        out[:] = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        return
+    raw = joined.encode("utf-16-le", "surrogatepass")
+    if len(raw) == 2 * total:  # nothing above U+FFFF: every UTF-16 unit is one code point
+        out[:] = np.frombuffer(raw, dtype=np.dtype("<u2"))
+    else:  # astral code points: numpy copies the str as UCS-4 (faster than the utf-32 codec)
+        out[:] = np.array(joined).reshape(1).view(np.uint32)
+
+
+def _encode_known(texts: Sequence[str], lengths: np.ndarray, block: int = 1 << 16) -> Encoded:
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    joined = "".join(texts)
-    total = int(offsets[-1])
-    if total == 0:
-        codepoints = np.zeros(0, dtype=np.uint32)
-    elif joined.isascii():  # one byte per code point
-        codepoints = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.uint32)
-    else:
-        raw = joined.encode("utf-16-le", "surrogatepass")
-        if len(raw) == 2 * total:  # nothing above U+FFFF: every UTF-16 unit is one code point
-            codepoints = np.frombuffer(raw, dtype=np.dtype("<u2")).astype(np.uint32)
-        else:  # astral code points: numpy copies the str as UCS-4 (faster than the utf-32 codec)
-            codepoints = np.array(joined).reshape(1).view(np.uint32)
+    codepoints = np.empty(int(offsets[-1]), dtype=np.uint32)
+    first = 0
+    while first < len(texts):  # 64K code points at a time: the temporaries stay in cache
+        stop = min(len(texts), max(first + 1, int(np.searchsorted(offsets, offsets[first] + block, "right")) - 1))
+        _fill(codepoints[offsets[first] : offsets[stop]], texts[first:stop], int(offsets[stop] - offsets[first]))
+        first = stop
     return Encoded(codepoints, offsets)
 
 
