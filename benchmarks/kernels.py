@@ -47,7 +47,8 @@ def make_corpus(count: int, seed: int = 752) -> tuple[list[str], list[str]]:
             return " ".join(rng.choice(latin) for _ in range(rng.randint(6, 16))).capitalize() + ". "
         if kind == "cyrillic":
             return " ".join(rng.choice(cyrillic) for _ in range(rng.randint(6, 16))).capitalize() + ". "
-        return "".join(rng.choice(han) if rng.random() < 0.7 else rng.choice(kana) for _ in range(rng.randint(15, 40))) + "。"
+        size = rng.randint(15, 40)
+        return "".join(rng.choice(han) if rng.random() < 0.7 else rng.choice(kana) for _ in range(size)) + "。"
 
     def ordinary(length: int) -> str:
         kinds = ["latin", "cjk"] + (["cyrillic"] if rng.random() < 0.3 else [])
@@ -99,7 +100,8 @@ def first_call_times() -> None:
     with tempfile.TemporaryDirectory() as numba_dir, tempfile.TemporaryDirectory() as data_dir:
         env = dict(os.environ, NUMBA_CACHE_DIR=numba_dir, EVAL752_CACHE_DIR=data_dir, PYTHONPATH=str(ROOT))
         for label in ("cold (compile + build script table)", "warm (numba cache + cached table)"):
-            run = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True, text=True, check=True)
+            run = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True, text=True,
+                                 check=True)
             t = json.loads(run.stdout)
             print(f"  first calls, {label}: total {t['total']:.2f} s (import {t['import']:.2f}, ngram kernels "
                   f"{t['ngram']:.2f}, has_cyrillic+script_counts {t['scripts']:.2f}, leak {t['leak']:.2f})")
@@ -213,7 +215,8 @@ def scan_benchmark(texts, megabytes: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=2000, help="4,000-char texts in the corpus (default 2000)")
-    parser.add_argument("--quadratic-sample", type=int, default=60, help="ordinary texts timed with the quadratic check")
+    parser.add_argument("--quadratic-sample", type=int, default=60,
+                        help="ordinary texts timed with the quadratic check (default 60)")
     parser.add_argument("--scan-mb", type=int, default=1024, help="size of the generated results file (0: skip)")
     args = parser.parse_args()
     import numba

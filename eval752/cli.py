@@ -99,18 +99,19 @@ def _register_schema() -> None:
     at composition and every key (even an empty ``provider.extra_body``) exists to be overridden."""
     from hydra.core.config_store import ConfigStore
 
-    from .config import RunConfig
+    from .config import RunConfig, ScoreConfig
 
     ConfigStore.instance().store(name="eval752_schema", node=RunConfig)
+    ConfigStore.instance().store(name="eval752_score_schema", node=ScoreConfig)
 
 
 def _register_resolvers() -> None:
     from omegaconf import OmegaConf
 
-    def run_dir(root: str, name: str) -> str:
+    def run_dir(root: str, name: str, kind: str = "runs") -> str:
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 1_000_000_000 // 1000:06d}"
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name))[:60] or "run"
-        return str(Path(root) / "runs" / f"{stamp}_{safe}")
+        return str(Path(root) / kind / f"{stamp}_{safe}")
 
     def stem(path: str) -> str:
         p = Path(str(path))
@@ -181,5 +182,50 @@ def main(argv: list[str] | None = None) -> None:
         sys.argv = saved_argv
 
 
+def _score_task(cfg) -> None:
+    global _task_started
+    _task_started = True
+    from hydra.core.hydra_config import HydraConfig
+
+    from .config import validate_score
+
+    try:
+        score_cfg = validate_score(cfg)
+        from .scoring import score_from_config
+
+        score_from_config(score_cfg, Path(HydraConfig.get().runtime.output_dir))
+    except Eval752Error as e:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"eval752-score: error: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
+
+
+def score_main(argv: list[str] | None = None) -> None:
+    """``eval752-score``: score recorded outputs with the same checkers, without calling a model."""
+    global _task_started
+    import hydra
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    _register_resolvers()
+    _register_schema()
+    conf, _ = config_dirs()
+    entry = hydra.main(version_base="1.3", config_path=str(conf), config_name="score")(_score_task)
+    saved_argv = sys.argv
+    sys.argv = [saved_argv[0] if saved_argv else "eval752-score"] + args
+    _task_started = False
+    try:
+        entry()
+    except SystemExit as e:
+        if e.code == 1 and not _task_started:
+            sys.exit(2)
+        raise
+    finally:
+        sys.argv = saved_argv
+
+
 if __name__ == "__main__":
-    main()
+    if os.environ.get("EVAL752_ENTRY") == "score":
+        score_main()
+    else:
+        main()

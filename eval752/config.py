@@ -229,3 +229,48 @@ def _check_values(c: RunConfig) -> None:
 
 def to_container(c: RunConfig) -> dict[str, Any]:
     return OmegaConf.to_container(OmegaConf.structured(c), resolve=True)  # type: ignore[return-value]
+
+
+DEFAULT_DIAG_TEXT_FIELDS = ("response.text", "response.reasoning")
+
+
+@dataclass
+class DiagnosticsConfig:
+    """Repetition and script scans (numba kernels) over every row of the input, streamed."""
+
+    enabled: bool = True
+    n: int = 3
+    threshold: int = 4
+    expected: Optional[str] = None  # language (en, ja, zh, ko, ru) or script; null: inferred from each prompt
+    text_fields: List[str] = field(default_factory=lambda: list(DEFAULT_DIAG_TEXT_FIELDS))
+    group_field: Optional[str] = None  # dotted path of the field to group rows by (e.g. model)
+    id_field: str = "item_id"
+    prompt_field: Optional[str] = "request.messages"
+
+
+@dataclass
+class ScoreConfig:
+    """``eval752-score``: score recorded outputs without calling any model."""
+
+    input: str = "???"
+    format: str = "auto"  # auto | eval752 | verifier | jsonl
+    dataset: Optional[DatasetConfig] = None  # for eval752 results: default, the run's own saved dataset
+    prompts: Optional[str] = None  # for verifier results: the prompt file (checks and labels per data_index)
+    checker: CheckerConfig = field(default_factory=CheckerConfig)
+    verifier: VerifierConfig = field(default_factory=VerifierConfig)
+    diagnostics: DiagnosticsConfig = field(default_factory=DiagnosticsConfig)
+    run_name: str = "score"
+    output_root: str = "outputs"
+
+
+def validate_score(cfg: DictConfig | dict) -> ScoreConfig:
+    try:
+        obj = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ScoreConfig), cfg))
+    except (ValidationError, OmegaConfBaseException) as e:
+        raise ConfigError(f"invalid config: {str(e).splitlines()[0]}") from None
+    assert isinstance(obj, ScoreConfig)
+    if obj.input in ("???", ""):
+        raise ConfigError("eval752-score needs input=<file>")
+    if obj.format not in ("auto", "eval752", "verifier", "jsonl"):
+        raise ConfigError(f"format must be auto, eval752, verifier or jsonl, got {obj.format!r}")
+    return obj

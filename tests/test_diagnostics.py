@@ -68,7 +68,8 @@ def test_chunking_does_not_change_results(tmp_path):
     one = scan_results_file(src, tmp_path / "a.jsonl", chunk_rows=1)
     many = scan_results_file(src, tmp_path / "b.jsonl", chunk_rows=5, chunk_bytes=700)
     whole = scan_results_file(src, tmp_path / "c.jsonl")
-    assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text() == (tmp_path / "c.jsonl").read_text()
+    outputs = [(tmp_path / name).read_text() for name in ("a.jsonl", "b.jsonl", "c.jsonl")]
+    assert outputs[0] == outputs[1] == outputs[2]
     assert one["groups"] == many["groups"] == whole["groups"]
     assert [r["row"] for r in read_jsonl(tmp_path / "a.jsonl")] == list(range(28))
 

@@ -133,11 +133,17 @@ def slice_encoded(enc: Encoded, first: int, stop: int) -> Encoded:
     return Encoded(enc.codepoints[lo:hi], enc.offsets[first : stop + 1] - lo)
 
 
-def chunk_bounds(offsets: np.ndarray, per_thread: int = 4) -> np.ndarray:
+def dynamic_schedule():
+    """Context in which ``prange`` loops hand out iterations one at a time (numba's dynamic scheduling)."""
+    return numba.parallel_chunksize(1)
+
+
+def chunk_bounds(offsets: np.ndarray, per_thread: int = 8) -> np.ndarray:
     """Split the texts into contiguous chunks holding about the same number of code points.
 
-    Kernels run ``prange`` over these chunks; numba hands each thread a contiguous block of iterations, so
-    equal-sized chunks (a few per thread) keep both cores busy even when a few texts are very long.
+    Kernels run ``prange`` over these chunks inside ``dynamic_schedule()``, so a thread that finishes early
+    (or one slowed by another process on the machine) takes the next chunk: all cores stay busy even when a
+    few texts are very long.
     """
     count = int(offsets.shape[0]) - 1
     if count <= 0:

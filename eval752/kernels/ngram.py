@@ -8,8 +8,8 @@ The rule, on code points: a text *repeats* when some substring of ``n`` code poi
 How: one left-to-right pass over the n-gram positions with an open-addressing hash table (reused across the
 texts of a chunk, emptied slot by slot). For each distinct n-gram the table keeps where its last counted
 occurrence ends and its count; an occurrence at position ``i`` counts only when ``i`` is at or past that
-end, which is exactly ``str.count``'s greedy scan for that n-gram. Keys: for ``n <= 3`` the n-gram itself packed into 64 bits (21 bits per code point), so
-equal keys are equal n-grams; for ``n > 3`` a polynomial rolling hash, and equal hashes are confirmed by
+end, which is exactly ``str.count``'s greedy scan for that n-gram. Keys: for ``n <= 3`` the n-gram itself
+packed into 64 bits (21 bits per code point), so equal keys are equal n-grams; for ``n > 3`` a polynomial rolling hash, and equal hashes are confirmed by
 comparing the code points with the entry's last counted occurrence, so a collision never changes a result.
 Cost is linear in the text length for ``n <= 3``; for larger ``n`` each repeated n-gram occurrence also
 costs ``n`` comparisons. A text is left as soon as its answer is known; for ``str`` input, long texts are
@@ -20,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .columnar import Encoded, TextBatch, blocks, chunk_bounds, decode_span
+from .columnar import Encoded, TextBatch, blocks, chunk_bounds, decode_span, dynamic_schedule
 
 _FIB = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio: multiplicative hashing into the table
 _BASE = np.uint64(0x100000001B3)  # odd base of the rolling polynomial hash (mod 2**64)
 _PACK_BITS = np.uint64(21)  # every code point fits in 21 bits
-PREFIX = 1024  # code points scanned first in long str texts (see ngram_scan)
+PREFIX = 1024  # code points (at least 4 n) scanned first in long str texts (see ngram_scan)
 
 
 @njit(cache=True, inline="always")
@@ -171,10 +171,11 @@ def ngram_scan(texts: TextBatch, n: int = 3, threshold: int = 4, *, full_count: 
     # Prefix pass: the greedy count over a prefix equals the full count's first matches, so a repeat found
     # in the first PREFIX code points is the text's answer, and most repeating texts are decided there
     # without encoding the rest. The other long texts are then scanned whole.
-    long = [i for i, t in enumerate(texts) if len(t) > 2 * PREFIX]
+    cut = max(PREFIX, 4 * n)
+    long = [i for i, t in enumerate(texts) if len(t) > 2 * cut]
     rest = np.ones(len(texts), dtype=bool)
     if long:
-        pre_at, _ = _scan_blocks([texts[i][:PREFIX] for i in long], n, threshold, False)
+        pre_at, _ = _scan_blocks([texts[i][:cut] for i in long], n, threshold, False)
         hit = np.asarray(long, dtype=np.int64)[pre_at >= 0]
         at[hit] = pre_at[pre_at >= 0]
         count[hit] = threshold
@@ -193,7 +194,8 @@ def ngram_scan(texts: TextBatch, n: int = 3, threshold: int = 4, *, full_count: 
 def _scan_blocks(texts: TextBatch, n: int, threshold: int, full_count: bool):
     ats, counts = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for _, _, enc in blocks(texts):
-        at, count = _ngram_scan(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), n, threshold, full_count)
+        with dynamic_schedule():
+            at, count = _ngram_scan(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), n, threshold, full_count)
         ats.append(at)
         counts.append(count)
     return np.concatenate(ats), np.concatenate(counts)

@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from numba import njit, prange
 
-from .columnar import TextBatch, blocks, chunk_bounds
+from .columnar import TextBatch, blocks, chunk_bounds, dynamic_schedule
 from .reference import CYRILLIC_FIRST, CYRILLIC_LAST
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,8 @@ def count_columns(texts: TextBatch, coltable: np.ndarray, ncols: int) -> np.ndar
     """int64 ``(len(texts), ncols)``: per text, code points per column of ``coltable`` (a uint8 per code point)."""
     parts = [np.zeros((0, ncols), dtype=np.int64)]
     for _, _, enc in blocks(texts):
-        parts.append(_count_columns(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), coltable, ncols))
+        with dynamic_schedule():
+            parts.append(_count_columns(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), coltable, ncols))
     return np.concatenate(parts)
 
 
@@ -147,7 +148,7 @@ def script_columns(scripts: Iterable[str] | str | None = None) -> tuple[str, ...
         if scripts != "all":
             raise ValueError("scripts must be None, 'all' or a list of script names")
         return all_scripts()
-    chosen = tuple(dict.fromkeys(resolve_script(s) for s in scripts))
+    chosen = tuple(dict.fromkeys(resolve_script(s) for s in scripts if s != OTHER))
     return chosen if set(chosen) >= set(all_scripts()) else chosen + (OTHER,)
 
 
@@ -157,7 +158,8 @@ def script_counts(texts: TextBatch, scripts: Sequence[str] | str | None = None) 
     Returns ``(counts, names)``: ``counts`` is int64 of shape ``(len(texts), len(names))``. By default the
     columns are ``DEFAULT_SCRIPTS`` plus "Other" (every other script, unassigned code points and
     surrogates); ``scripts="all"`` gives one column per Unicode script (no "Other"); a list of script names
-    gives those plus "Other". Each row sums to the text's length in code points.
+    gives those plus "Other". Each row sums to the text's length in code points. The result holds
+    ``len(texts) * len(names)`` int64 values: pass very large sets in slices when asking for "all".
     """
     names = script_columns(scripts)
     return count_columns(texts, column_table(names), len(names)), list(names)
@@ -180,5 +182,6 @@ def has_cyrillic(texts: TextBatch) -> np.ndarray:
     lo, hi = np.uint32(CYRILLIC_FIRST), np.uint32(CYRILLIC_LAST)
     parts = [np.zeros(0, dtype=np.bool_)]
     for _, _, enc in blocks(texts):
-        parts.append(_has_range(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), lo, hi))
+        with dynamic_schedule():
+            parts.append(_has_range(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), lo, hi))
     return np.concatenate(parts)

@@ -139,6 +139,7 @@ def spec_name_options(spec: Any) -> tuple[str, dict[str, Any]]:
 
 def _load_builtins() -> None:
     from . import faults, judge, tools  # noqa: F401  (they register themselves)
+    from . import defects  # noqa: F401  (vendor defects and the official verifier answer mode)
 
 
 def create(name: str, settings: SimSettings, **options: Any) -> Behaviour:
