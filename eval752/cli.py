@@ -153,33 +153,37 @@ def _task(cfg) -> None:
         sys.exit(130)
 
 
-def main(argv: list[str] | None = None) -> None:
+def _launch(config_name: str, task, args: list[str]) -> None:
+    """Run ``task`` as a Hydra app over ``args``; Hydra's own composition errors exit with status 2."""
     global _task_started
     import hydra
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = rewrite_argv(args)
-    except Eval752Error as e:
-        print(f"eval752: error: {e}", file=sys.stderr)
-        sys.exit(2)
     _register_resolvers()
     _register_schema()
     conf, _ = config_dirs()
-    entry = hydra.main(version_base="1.3", config_path=str(conf), config_name="config")(_task)
+    entry = hydra.main(version_base="1.3", config_path=str(conf), config_name=config_name)(task)
     saved_argv = sys.argv
     sys.argv = [saved_argv[0] if saved_argv else "eval752"] + args
     _task_started = False
     try:
         entry()
     except SystemExit as e:
-        # Hydra reports its own composition errors (bad override, missing option) with status 1:
-        # those are bad input too.
+        # Hydra reports a bad override or a missing option with status 1: that is bad input too.
         if e.code == 1 and not _task_started:
             sys.exit(2)
         raise
     finally:
         sys.argv = saved_argv
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = rewrite_argv(args)
+    except Eval752Error as e:
+        print(f"eval752: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    _launch("config", _task, args)
 
 
 def _score_task(cfg) -> None:
@@ -203,25 +207,7 @@ def _score_task(cfg) -> None:
 
 def score_main(argv: list[str] | None = None) -> None:
     """``eval752-score``: score recorded outputs with the same checkers, without calling a model."""
-    global _task_started
-    import hydra
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    _register_resolvers()
-    _register_schema()
-    conf, _ = config_dirs()
-    entry = hydra.main(version_base="1.3", config_path=str(conf), config_name="score")(_score_task)
-    saved_argv = sys.argv
-    sys.argv = [saved_argv[0] if saved_argv else "eval752-score"] + args
-    _task_started = False
-    try:
-        entry()
-    except SystemExit as e:
-        if e.code == 1 and not _task_started:
-            sys.exit(2)
-        raise
-    finally:
-        sys.argv = saved_argv
+    _launch("score", _score_task, list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":
