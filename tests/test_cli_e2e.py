@@ -277,3 +277,86 @@ def test_no_secret_reaches_disk(tmp_path):
     for path in cache_dir.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+# ---- retries, interruption, packaging ---------------------------------------------------------------------
+
+def test_transient_faults_are_retried_and_invalid_requests_are_not(tmp_path):
+    faults = ("provider.sim.behaviours=[{name:rate_limit,rate:0.3,retry_after_s:0},"
+              "{name:server_error,rate:0.2}]")
+    r = run_cli(["dataset=mmlu_sample", f"output_root={tmp_path}", "progress=false", "provider.backoff_base=0.01",
+                 "cache.enabled=false", faults, *accuracy(mcq_single=1.0)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    run_dir = Path(last_line(r.stdout))
+    rows = read_rows(run_dir)
+    assert len(rows) == 20 and {row["status"] for row in rows} == {"ok"}
+    attempts = [row["response"]["attempts"] for row in rows]
+    assert max(attempts) > 1 and sum(attempts) > 20
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["metrics"]["score"]["value"] == 1.0
+    assert summary["counts"]["attempts"] == sum(attempts)
+
+    # a 400 (context length) is the vendor refusing the request itself: one attempt, recorded, counted
+    hard = run_cli(["dataset=mmlu_sample", f"output_root={tmp_path}", "progress=false", "cache.enabled=false",
+                    "provider.sim.behaviours=[{name:context_length,rate:1.0}]"], cwd=tmp_path)
+    assert hard.returncode == 0, hard.stderr
+    run_dir = Path(last_line(hard.stdout))
+    rows = read_rows(run_dir)
+    assert {row["status"] for row in rows} == {"error"}
+    assert {row["response"]["attempts"] for row in rows} == {1}
+    assert all(row["response"]["error"].startswith("HTTP 400") for row in rows)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["metrics"]["score"] == {"value": 0.0, "num": 20, "ci95": [0.0, 0.161125],
+                                           "failures": "counted as wrong"}
+    assert summary["metrics"]["score_answered"] == {"value": None, "num": 0, "failures": "excluded"}
+    assert summary["counts"]["failed"] == 20 and summary["failed"]["count"] == 20
+
+
+def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path):
+    data = write_items(tmp_path / "many.jsonl", _many_items(120))
+    args = [f"dataset={data}", f"output_root={tmp_path}", "progress=false", "provider.concurrency=2",
+            "provider.sim.latency_ms=20", "cache.enabled=false"]
+    proc = subprocess.Popen([sys.executable, "-m", "eval752.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        found = list((tmp_path / "runs").glob("*/results.jsonl")) if (tmp_path / "runs").exists() else []
+        if found and found[0].read_text().count("\n") >= 10:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "resume with" in err and "Traceback" not in err
+    run_dir = Path(last_line(out))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and 10 <= manifest["counts"]["rows"] < 120
+    r = run_cli([f"resume={run_dir}", "progress=false"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = read_rows(run_dir)
+    assert len(rows) == 120 and len({row["item_id"] for row in rows}) == 120
+
+
+def test_installed_wheel_finds_its_configs(tmp_path):
+    """Build the wheel and run it from outside the checkout: the configs must come from the package."""
+    root = Path(__file__).resolve().parents[1]
+    wheels = tmp_path / "wheels"
+    b = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(root)],
+                       capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    wheel = next(wheels.glob("eval752-*.whl"))
+    target = tmp_path / "site"
+    i = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
+                        str(wheel)], capture_output=True, text=True, timeout=300)
+    assert i.returncode == 0, i.stderr
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    code = ("import eval752.cli as c, sys; print(c.__file__); print(c.config_dirs()[0]); "
+            "sys.argv=['eval752','recipe=quickstart','progress=false']; c.main()")
+    r = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(str(target)) and lines[1] == str(target / "eval752" / "_conf")
+    run_dir = Path(last_line(r.stdout))
+    assert run_dir.is_relative_to(work / "outputs" / "runs") and (run_dir / "summary.json").is_file()
