@@ -39,20 +39,20 @@ def test_parse_retry_after():
     assert parse_retry_after(None) is None and parse_retry_after("-1") is None
 
 
-def test_rate_limiter_spaces_request_starts():
-    limiter = RateLimiter(rpm=6000)  # one start every 10 ms
-    starts: list[float] = []
+def test_rate_limiter_books_one_slot_per_interval():
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(round(seconds, 9))
+
+    limiter = RateLimiter(rpm=600, clock=lambda: 100.0, sleep=fake_sleep)  # one start every 0.1 s
 
     async def go():
-        loop = asyncio.get_running_loop()
-        for _ in range(5):
-            await limiter.wait()
-            starts.append(loop.time())
+        await asyncio.gather(*(limiter.wait() for _ in range(4)))
 
     asyncio.run(go())
-    assert limiter.interval == pytest.approx(0.01)
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
-    assert all(g >= 0.009 for g in gaps)
+    assert limiter.interval == pytest.approx(0.1)
+    assert slept == [0.1, 0.2, 0.3]  # the first starts at once, the others at their booked slots
     assert RateLimiter(None).interval == 0.0
 
 

@@ -57,20 +57,21 @@ def check_reachable(api_base: str, timeout: float = 5.0) -> None:
 class RateLimiter:
     """Spaces request starts so that at most ``rpm`` begin in any minute."""
 
-    def __init__(self, rpm: int | None) -> None:
+    def __init__(self, rpm: int | None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.interval = 60.0 / rpm if rpm else 0.0
         self._next = 0.0
-        self._lock = asyncio.Lock()
+        self._clock = clock
+        self._sleep = sleep
 
     async def wait(self) -> None:
         if not self.interval:
             return
-        async with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self.interval
+        now = self._clock()  # no await between reading and booking the slot: no lock needed
+        start = max(now, self._next)
+        self._next = start + self.interval
         if start > now:
-            await asyncio.sleep(start - now)
+            await self._sleep(start - now)
 
 
 class Provider:
