@@ -90,7 +90,7 @@ def scan_results_file(
     out_path: str | Path,
     *,
     text_fields: Sequence[str] = ("response.text", "response.reasoning"),
-    group_field: str | None = "model",
+    group_field: str | None = "section",
     id_field: str = "item_id",
     prompt_field: str | None = "request.messages",
     n: int = 3,
@@ -105,7 +105,9 @@ def scan_results_file(
     Each text field is checked on its own; a row repeats / has Cyrillic / leaks when any of its fields does.
     The leak expectation is ``expected`` (language code or script name) for every row, or, when None, is
     inferred per row from ``prompt_field`` (rows without a prompt with letters get no leak check).
-    Rows are grouped by ``group_field`` (rows without it fall in ``"(none)"``).
+    Rows are grouped by ``group_field`` (rows without it fall in ``"(none)"``). The default, "section", suits
+    eval752's own rows, which carry no model name (a run directory is one model); pass ``"model"`` or any
+    dotted path for merged or foreign files.
 
     Each output line: ``{"row", "line", "id", ["sample"], "group", "repeat", "repeat_field", "ngram",
     "ngram_count", "cyrillic", "leak", "expected", "foreign_scripts"}`` where ``ngram`` is the first n-gram to
@@ -119,8 +121,9 @@ def scan_results_file(
         raise ValueError("chunk_rows and chunk_bytes must be >= 1")
     if not text_fields:
         raise ValueError("text_fields must name at least one field")
+    ngram_scan([], n, threshold)  # fail fast on bad n / threshold, before reading anything
     if expected is not None:
-        native_scripts(expected)  # fail fast on an unknown language or script
+        native_scripts(expected)  # and on an unknown language or script
     started = time.perf_counter()
     groups: dict[str, dict[str, Any]] = {}
     state = {"rows": 0, "bytes": 0}

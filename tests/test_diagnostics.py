@@ -39,7 +39,7 @@ def read_jsonl(path):
 def test_scan_eval752_results(tmp_path):
     src = write_jsonl(tmp_path / "results.jsonl", ROWS, extra="\n")
     out = tmp_path / "flags.jsonl"
-    summary = scan_results_file(src, out, summary_path=tmp_path / "summary.json")
+    summary = scan_results_file(src, out, group_field="model", summary_path=tmp_path / "summary.json")
     flags = read_jsonl(out)
     assert flags == [
         {"row": 0, "line": 1, "id": "q1", "sample": 0, "group": "m1", "repeat": False, "repeat_field": None,
@@ -68,6 +68,7 @@ def test_chunking_does_not_change_results(tmp_path):
     one = scan_results_file(src, tmp_path / "a.jsonl", chunk_rows=1)
     many = scan_results_file(src, tmp_path / "b.jsonl", chunk_rows=5, chunk_bytes=700)
     whole = scan_results_file(src, tmp_path / "c.jsonl")
+    assert list(whole["groups"]) == ["s"] and whole["groups"]["s"]["rows"] == 28  # default: by section
     outputs = [(tmp_path / name).read_text() for name in ("a.jsonl", "b.jsonl", "c.jsonl")]
     assert outputs[0] == outputs[1] == outputs[2]
     assert one["groups"] == many["groups"] == whole["groups"]
@@ -119,3 +120,22 @@ def test_helpers():
     assert prompt_text("plain") == "plain" and prompt_text(None) == ""
     with pytest.raises(ValueError):
         scan_results_file("x", "y", expected="klingon")
+    with pytest.raises(ValueError, match="threshold"):
+        scan_results_file("x", "y", threshold=0)
+
+
+def test_memory_does_not_grow_with_file_size(tmp_path):
+    import tracemalloc
+
+    def peak_for(copies: int) -> int:
+        src = write_jsonl(tmp_path / f"r{copies}.jsonl", ROWS * copies)
+        scan_results_file(src, tmp_path / "warm.jsonl", chunk_rows=200)  # warm caches outside the trace
+        tracemalloc.start()
+        try:
+            scan_results_file(src, tmp_path / f"o{copies}.jsonl", chunk_rows=200)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak_for(60), peak_for(480)  # 240 and 1,920 rows
+    assert large < 1.5 * small

@@ -25,6 +25,7 @@ from eval752.kernels import (
     slice_encoded,
 )
 from eval752.kernels import reference as ref
+from eval752.kernels.columnar import blocks
 from eval752.kernels.scripts import load_or_build
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -149,6 +150,26 @@ def test_encode_is_columnar_and_round_trips():
     assert encode([]).offsets.tolist() == [0]
     with pytest.raises(TypeError):
         encode("abc")
+
+
+def test_blocks_split_by_code_points_and_texts():
+    texts = ["abc", "", "defgh", "x" * 20, "ij", "k"]
+    for batch in (texts, encode(texts)):
+        parts = list(blocks(batch, size=6, max_texts=2))
+        assert [(a, b) for a, b, _ in parts] == [(0, 2), (2, 3), (3, 4), (4, 6)]
+        assert [e.text(i) for _, _, e in parts for i in range(e.n_texts)] == texts
+    assert list(blocks([])) == []
+
+
+def test_leak_detection_in_small_blocks_matches(monkeypatch):
+    import eval752.kernels.leak as leak
+
+    texts = ["ok", "Привет", "日本", "", "한국어", "fine"] * 3
+    whole = detect_leaks(texts, "en")
+    monkeypatch.setattr(leak, "_BLOCK_TEXTS", 4)
+    parts = detect_leaks(texts, "en")
+    assert parts.flags.tolist() == whole.flags.tolist() and parts.foreign == whole.foreign
+    assert whole.flags.tolist() == [False, True, True, False, True, False] * 3
 
 
 def test_kernels_accept_encoded_batches():

@@ -4,9 +4,9 @@ A battle is ``(model_a, model_b, outcome)``: outcome "A" (model_a won), "B" (mod
 or a preference in [1, 2] read as model_b's share ``p - 1`` of the point (so a tie counts half each way).
 The model: P(i beats j) = 1 / (1 + base ** ((R_j - R_i) / scale)), i.e. strengths pi = base ** (R / scale).
 
-Fit: the minorisation-maximisation iteration of Hunter (2004), pi_i <- W_i / sum_j N_ij / (pi_i + pi_j),
-with W_i the points model i scored and N_ij the battles between i and j. ``prior`` adds that many virtual
-tied games of every model against a fixed phantom of rating ``anchor_rating`` before anchoring; it keeps
+Fit: maximum likelihood by Newton's method on the log strengths (the log-likelihood is concave; a
+backtracking line search keeps every step uphill), from the points W_ij model i scored against model j.
+``prior`` adds that many virtual tied games of every model against a fixed phantom player; it keeps
 ratings finite when a model never lost (or never won) and pulls them slightly together. With ``prior=0``
 the fit is the exact maximum-likelihood estimate, which exists only when every model can be reached from
 every other through "scored at least a tie against" links; otherwise ``ValueError`` says which model is the
@@ -57,39 +57,62 @@ def _score_matrix(m: int, a: np.ndarray, b: np.ndarray, share: np.ndarray, weigh
 
 
 def _check_connected(models: list[str], wins: np.ndarray) -> None:
-    """MLE existence: every model reaches every other along 'scored against' links, both ways."""
+    """The MLE exists only when every model reaches every other along "scored a point against" links. If not,
+    some group of models never lost a point to the rest (or never met them) and its ratings run off."""
     m = len(models)
-    for matrix, what in ((wins > 0, "never scored against"), ((wins > 0).T, "never conceded a point to")):
-        seen = {0}
-        stack = [0]
-        while stack:
-            i = stack.pop()
-            for j in np.nonzero(matrix[i])[0]:
-                if int(j) not in seen:
-                    seen.add(int(j))
-                    stack.append(int(j))
-        if len(seen) < m:
-            lost = [models[i] for i in range(m) if i not in seen]
-            raise ValueError(
-                f"Bradley-Terry ratings are unbounded with prior=0: {lost[0]!r} is cut off (some models "
-                f"{what} the others); use prior > 0")
-
-
-def _fit_strengths(wins: np.ndarray, prior: float, tol: float = 1e-13, max_iter: int = 100_000) -> np.ndarray:
-    """log strengths (natural log) by MM; the phantom of the prior has strength 1."""
-    games = wins + wins.T
-    scored = wins.sum(axis=1) + prior / 2.0
-    pi = np.ones(wins.shape[0])
-    for _ in range(max_iter):
-        denom = (games / (pi[:, None] + pi[None, :])).sum(axis=1) + prior / (pi + 1.0)
-        new = scored / denom
-        if prior == 0:
-            new /= math.exp(np.log(new).mean())
-        done = np.max(np.abs(np.log(new) - np.log(pi))) < tol
-        pi = new
-        if done:
+    reach = (wins > 0) | np.eye(m, dtype=bool)  # reach[i, j]: a chain of "i scored against j" links
+    while True:
+        wider = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+        if (wider == reach).all():
             break
-    return np.log(pi)
+        reach = wider
+    if reach.all():
+        return
+    for i in range(m):
+        group = reach[i] & reach[:, i]
+        if (reach[:, i] == group).all():  # nobody outside the group ever scored against it
+            names = ", ".join(repr(models[j]) for j in np.nonzero(group)[0])
+            raise ValueError(f"Bradley-Terry ratings are unbounded with prior=0: {names} never lost a point to "
+                             "the other models (or never met them); use prior > 0")
+
+
+def _log_likelihood(wins: np.ndarray, theta: np.ndarray, prior: float) -> float:
+    diff = theta[:, None] - theta[None, :]
+    ll = float(-(wins * np.logaddexp(0.0, -diff)).sum())  # sum W_ij log sigmoid(theta_i - theta_j)
+    if prior:
+        ll += float((prior / 2.0 * theta - prior * np.logaddexp(0.0, theta)).sum())
+    return ll
+
+
+def _fit_strengths(wins: np.ndarray, prior: float, tol: float = 1e-12, max_iter: int = 500) -> np.ndarray:
+    """Natural-log strengths maximising the likelihood: Newton's method with a backtracking line search
+    (the log-likelihood is concave). The phantom of the prior has log strength 0; with no prior the
+    ratings are only defined up to a common shift and come back centred."""
+    games = wins + wins.T
+    scored = wins.sum(axis=1)
+    theta = np.zeros(wins.shape[0])
+    ll = _log_likelihood(wins, theta, prior)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))  # P(i beats j)
+        grad = scored - (games * p).sum(axis=1)
+        v = games * p * (1.0 - p)
+        neg_hessian = np.diag(v.sum(axis=1)) - v
+        if prior:
+            s = 1.0 / (1.0 + np.exp(-theta))
+            grad += prior / 2.0 - prior * s
+            neg_hessian += np.diag(prior * s * (1.0 - s))
+        step = np.linalg.lstsq(neg_hessian, grad, rcond=None)[0]
+        t = 1.0
+        while True:
+            candidate = theta + t * step
+            new_ll = _log_likelihood(wins, candidate, prior)
+            if new_ll >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-10:
+                break
+            t /= 2.0
+        theta, ll = candidate, new_ll
+        if np.max(np.abs(t * step)) < tol:
+            break
+    return theta - theta.mean() if prior == 0 else theta
 
 
 def _ratings(log_pi: np.ndarray, models: list[str], anchor: str | None, anchor_rating: float, scale: float,
@@ -134,7 +157,7 @@ def bootstrap_ratings(battles: Sequence[Battle], *, rounds: int = 200, seed: int
         wins = _score_matrix(m, a, b, share, weights)
         if prior == 0:
             _check_connected(models, wins)
-        samples[k] = _ratings(_fit_strengths(wins, prior, tol=1e-9), models, anchor, anchor_rating, scale, base)
+        samples[k] = _ratings(_fit_strengths(wins, prior), models, anchor, anchor_rating, scale, base)
     tail = (1.0 - confidence) / 2.0 * 100.0
     low = np.percentile(samples, tail, axis=0)
     high = np.percentile(samples, 100.0 - tail, axis=0)

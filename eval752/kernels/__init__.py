@@ -10,7 +10,8 @@ chunks of texts of about equal size, so all cores work). The first call in a fre
 (a few seconds in total); later processes load the machine code from numba's cache. Numba writes that cache
 next to this package (``__pycache__``) or, when that is not writable, in a per-user directory; set
 ``NUMBA_CACHE_DIR`` to choose the place (numba reads it natively), and ``NUMBA_NUM_THREADS`` to cap
-threads. Derived Unicode data (the script table) is cached under ``$EVAL752_CACHE_DIR`` (default
+threads. On a machine shared with other busy processes, ``OMP_WAIT_POLICY=passive`` (or
+``NUMBA_THREADING_LAYER=workqueue``) stops idle OpenMP workers from spinning on the cores others need. Derived Unicode data (the script table) is cached under ``$EVAL752_CACHE_DIR`` (default
 ``~/.cache/eval752``).
 """
 from .columnar import Encoded, decode_span, encode, slice_encoded

@@ -80,9 +80,10 @@ def encode(texts: Sequence[str]) -> Encoded:
     return _encode_known(texts, _lengths(texts))
 
 
-#: Code points per block when kernels encode ``str`` input themselves: small enough for the buffers to stay
-#: in cache and be reused by the allocator, large enough that the per-call overhead does not matter.
-BLOCK_CODEPOINTS = 1 << 20
+#: Code points per kernel call when kernels encode ``str`` input themselves (64 MiB of uint32): bounds the
+#: memory of huge batches while keeping the number of parallel regions low. Each region costs a thread
+#: wake-up, which on a machine crowded with other processes can take milliseconds.
+BLOCK_CODEPOINTS = 1 << 24
 
 
 def blocks(

@@ -192,10 +192,10 @@ def available_isolation(network: bool = False) -> list[str]:
     names = ["tmpdir", "rlimits", "clean-env", "process-group"]
     _, ns = namespaces()
     names += [n for n in ns if n != "netns" or not network]
+    if not network and "netns" not in ns:
+        names.append("socket-guard")
     if pids_cgroup_root() is not None:
         names.append("pids-cgroup")
     if not is_root():
         names.append("nproc-rlimit")
-    if not network and "netns" not in ns:
-        names.append("socket-guard")
     return names
