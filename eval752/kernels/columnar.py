@@ -87,13 +87,15 @@ BLOCK_CODEPOINTS = 1 << 24
 
 
 def blocks(
-    texts: TextBatch, size: int = BLOCK_CODEPOINTS, max_texts: int | None = None
+    texts: TextBatch, size: int | None = None, max_texts: int | None = None
 ) -> Iterator[tuple[int, int, Encoded]]:
     """``(first, stop, Encoded of texts[first:stop])`` covering ``texts`` in order.
 
-    Each block holds about ``size`` code points (a longer text is a block of its own) and at most
-    ``max_texts`` texts. ``str`` input is encoded block by block; an ``Encoded`` batch is sliced (views).
+    Each block holds about ``size`` code points (default ``BLOCK_CODEPOINTS``; a longer text is a block of
+    its own) and at most ``max_texts`` texts. ``str`` input is encoded block by block; an ``Encoded`` batch
+    is sliced (views).
     """
+    size = BLOCK_CODEPOINTS if size is None else size
     if isinstance(texts, Encoded):
         count = texts.n_texts
         ends = texts.offsets[1:]

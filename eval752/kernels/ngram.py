@@ -121,10 +121,8 @@ def _scan_text(cps, start, stop, n, threshold, full_count, table, touched):
 
 
 @njit(cache=True, parallel=True)
-def _ngram_scan(cps, offsets, bounds, n, threshold, full_count):
-    ntexts = offsets.shape[0] - 1
-    at = np.full(ntexts, -1, dtype=np.int64)
-    count = np.zeros(ntexts, dtype=np.int64)
+def _ngram_scan(cps, offsets, bounds, n, threshold, full_count, at, count):
+    # at and count come from the caller: an array expression here would become a parallel loop of its own
     for c in prange(bounds.shape[0] - 1):
         lo = bounds[c]
         hi = bounds[c + 1]
@@ -142,7 +140,6 @@ def _ngram_scan(cps, offsets, bounds, n, threshold, full_count):
             a, k = _scan_text(cps, offsets[t], offsets[t + 1], n, threshold, full_count, table, touched)
             at[t] = a
             count[t] = k
-    return at, count
 
 
 def _check_params(n: int, threshold: int) -> tuple[int, int]:
@@ -194,8 +191,10 @@ def ngram_scan(texts: TextBatch, n: int = 3, threshold: int = 4, *, full_count: 
 def _scan_blocks(texts: TextBatch, n: int, threshold: int, full_count: bool):
     ats, counts = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for _, _, enc in blocks(texts):
+        at = np.full(enc.n_texts, -1, dtype=np.int64)
+        count = np.zeros(enc.n_texts, dtype=np.int64)
         with dynamic_schedule():
-            at, count = _ngram_scan(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), n, threshold, full_count)
+            _ngram_scan(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), n, threshold, full_count, at, count)
         ats.append(at)
         counts.append(count)
     return np.concatenate(ats), np.concatenate(counts)
@@ -233,4 +232,4 @@ def ngram_repeat_details(texts: TextBatch, n: int = 3, threshold: int = 4) -> li
     return out
 
 
-__all__ = ["ngram_scan", "ngram_repeats", "ngram_repeat_details", "Encoded"]
+__all__ = ["ngram_scan", "ngram_repeats", "ngram_repeat_details"]

@@ -121,14 +121,14 @@ def column_table(columns: tuple[str, ...]) -> np.ndarray:
     return remap.astype(np.uint8)[table]
 
 
+# Outputs are allocated by the caller: an array expression inside a parallel function becomes a parallel
+# loop of its own, which the one-iteration chunks of dynamic_schedule() would make very slow.
 @njit(cache=True, parallel=True)
-def _count_columns(cps, offsets, bounds, coltable, ncols):
-    out = np.zeros((offsets.shape[0] - 1, ncols), dtype=np.int64)
+def _count_columns(cps, offsets, bounds, coltable, out):
     for c in prange(bounds.shape[0] - 1):
         for t in range(bounds[c], bounds[c + 1]):
             for k in range(offsets[t], offsets[t + 1]):
                 out[t, coltable[cps[k]]] += 1
-    return out
 
 
 def count_columns(texts: TextBatch, coltable: np.ndarray, ncols: int) -> np.ndarray:
@@ -136,7 +136,9 @@ def count_columns(texts: TextBatch, coltable: np.ndarray, ncols: int) -> np.ndar
     parts = [np.zeros((0, ncols), dtype=np.int64)]
     for _, _, enc in blocks(texts):
         with dynamic_schedule():
-            parts.append(_count_columns(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), coltable, ncols))
+            out = np.zeros((enc.n_texts, ncols), dtype=np.int64)
+            _count_columns(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), coltable, out)
+            parts.append(out)
     return np.concatenate(parts)
 
 
@@ -166,15 +168,13 @@ def script_counts(texts: TextBatch, scripts: Sequence[str] | str | None = None) 
 
 
 @njit(cache=True, parallel=True)
-def _has_range(cps, offsets, bounds, lo, hi):
-    out = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
+def _has_range(cps, offsets, bounds, lo, hi, out):
     for c in prange(bounds.shape[0] - 1):
         for t in range(bounds[c], bounds[c + 1]):
             for k in range(offsets[t], offsets[t + 1]):
                 if lo <= cps[k] <= hi:
                     out[t] = True
                     break
-    return out
 
 
 def has_cyrillic(texts: TextBatch) -> np.ndarray:
@@ -183,5 +183,7 @@ def has_cyrillic(texts: TextBatch) -> np.ndarray:
     parts = [np.zeros(0, dtype=np.bool_)]
     for _, _, enc in blocks(texts):
         with dynamic_schedule():
-            parts.append(_has_range(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), lo, hi))
+            out = np.zeros(enc.n_texts, dtype=np.bool_)
+            _has_range(enc.codepoints, enc.offsets, chunk_bounds(enc.offsets), lo, hi, out)
+            parts.append(out)
     return np.concatenate(parts)
