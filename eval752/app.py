@@ -1,7 +1,6 @@
 """One evaluation run, from a validated config to a finished run directory. No Hydra in here."""
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 import time
@@ -108,7 +107,7 @@ def config_hash(cfg: RunConfig) -> str:
 
 def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     from .providers.cache import ResponseCache
-    from .providers.provider import Provider
+    from .providers.provider import Provider, run_with_provider
 
     if cfg.dataset.format == "verifier":
         from .verifier.live import run_verifier
@@ -158,17 +157,8 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
                         concurrency=cfg.provider.concurrency, progress=cfg.progress, total=total,
                         done=total - len(units))
 
-        async def go() -> None:
-            await provider.open()
-            try:
-                await runner.run(units)
-            finally:
-                await provider.close()
-
         try:
-            asyncio.run(go())
-        except KeyboardInterrupt:
-            interrupted = True
+            interrupted = run_with_provider(provider, lambda: runner.run(units))
         finally:
             writer.close()
             if cache is not None:

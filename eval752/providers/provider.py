@@ -162,6 +162,23 @@ class Provider:
             return Response(**fields, latency_s=latency, cost=cost, attempts=attempt)
 
 
+def run_with_provider(provider: "Provider", work: Callable[[], Any]) -> bool:
+    """Open ``provider``, await ``work()``, close it, in a fresh event loop. True when Ctrl-C interrupted."""
+
+    async def go() -> None:
+        await provider.open()
+        try:
+            await work()
+        finally:
+            await provider.close()
+
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        return True
+    return False
+
+
 def _json_fields(fields: dict[str, Any]) -> dict[str, Any]:
     out = dict(fields)
     out["tool_calls"] = [{"id": t.id, "name": t.name, "arguments": t.arguments} for t in fields["tool_calls"]]

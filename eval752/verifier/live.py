@@ -256,7 +256,7 @@ class LoopSender:
 def run_verifier(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     from ..app import config_hash, provider_endpoint, resolve_dataset_path
     from ..providers.cache import ResponseCache
-    from ..providers.provider import Provider
+    from ..providers.provider import Provider, run_with_provider
     from ..providers.transports import bare_model_name
 
     path = resolve_dataset_path(cfg.dataset.path)
@@ -288,17 +288,8 @@ def run_verifier(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
                             send_item_header=item_header)
         sender = LoopSender(cfg, provider, run_dir, model)
 
-        async def go() -> None:
-            await provider.open()
-            try:
-                await sender.run(units, total, total - len(units))
-            finally:
-                await provider.close()
-
         try:
-            asyncio.run(go())
-        except KeyboardInterrupt:
-            interrupted = True
+            interrupted = run_with_provider(provider, lambda: sender.run(units, total, total - len(units)))
         finally:
             sender.close()
             if cache is not None:
