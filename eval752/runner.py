@@ -9,10 +9,28 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Awaitable, Callable, Iterable
 
 from .checkers.base import Checker
 from .types import Item, Request, Response, ResultRow, Verdict, response_to_json, verdict_to_json
+
+
+async def drain(work: Iterable[Any], handle: Callable[[Any], Awaitable[None]], concurrency: int) -> None:
+    """Run ``handle`` over ``work`` with ``concurrency`` workers pulling from one iterator (memory stays flat
+    however long ``work`` is). On cancellation (Ctrl-C) every worker is cancelled and awaited."""
+    it = iter(work)
+
+    async def worker() -> None:
+        for unit in it:
+            await handle(unit)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
 
 
 @dataclass
@@ -52,7 +70,6 @@ class Runner:
         bar = tqdm(total=self.total, initial=self.done, unit="req", disable=not self.progress,
                    dynamic_ncols=True, mininterval=0.25, leave=True)
         started = time.perf_counter()
-        it: Iterator[Unit] = iter(units)
 
         def tick() -> None:
             bar.update(1)
@@ -60,19 +77,13 @@ class Runner:
                 elapsed = max(time.perf_counter() - started, 1e-9)
                 bar.set_postfix(errors=self.stats.failed, rps=f"{self.stats.sent / elapsed:.1f}", refresh=False)
 
-        async def worker() -> None:
-            for unit in it:
-                row = await self.one(unit)
-                self.write(row)
-                tick()
+        async def handle(unit: Unit) -> None:
+            self.write(await self.one(unit))
+            tick()
 
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, self.concurrency))]
         try:
-            await asyncio.gather(*workers)
+            await drain(units, handle, self.concurrency)
         finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
             bar.close()
             self.stats.seconds = time.perf_counter() - started
         return self.stats

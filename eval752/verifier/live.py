@@ -23,7 +23,6 @@ answer key holds one entry per row (id ``str(data_index)``, type ``verifier``, a
 """
 from __future__ import annotations
 
-import asyncio
 import difflib
 import hashlib
 import re
@@ -36,6 +35,7 @@ from typing import Any, Mapping, Sequence
 from .. import manifest as manifest_mod
 from ..config import RunConfig
 from ..errors import ConfigError, Eval752Error
+from ..runner import drain
 from ..rundir import MANIFEST, SUMMARY, ResultsWriter, load_results, read_json, rewrite_results, write_json_atomic
 from ..types import Item, Request, Response
 from .aggregate import DEFAULT_THRESHOLDS, Threshold, aggregate_loops, build_metrics_report, trigger_similarity
@@ -228,21 +228,16 @@ class LoopSender:
 
         bar = tqdm(total=total, initial=done, unit="req", disable=not self.cfg.progress, dynamic_ncols=True,
                    mininterval=0.25, desc="verifier")
-        it = iter(units)
 
-        async def worker() -> None:
-            for loop, prompt in it:
-                await self.one(prompt, loop)
-                bar.update(1)
-                bar.set_postfix(failed=self.failed, refresh=False)
+        async def handle(unit: tuple[int, PromptRow]) -> None:
+            loop, prompt = unit
+            await self.one(prompt, loop)
+            bar.update(1)
+            bar.set_postfix(failed=self.failed, refresh=False)
 
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, self.cfg.provider.concurrency))]
         try:
-            await asyncio.gather(*workers)
+            await drain(units, handle, self.cfg.provider.concurrency)
         finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
             bar.close()
 
     def close(self) -> None:
