@@ -74,7 +74,10 @@ class CheckerChooser:
         key = canonical_json(spec)
         if key not in self._built:
             kind, options = checker_spec(spec)
-            self._built[key] = (kind, CHECKERS.create(kind, **options))
+            checker = CHECKERS.create(kind, **options)
+            if hasattr(checker, "bind_run_config"):  # LLM judges read the run's `judge` section
+                checker.bind_run_config(self.cfg)
+            self._built[key] = (kind, checker)
         return self._built[key]
 
 
@@ -109,10 +112,17 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     from .providers.cache import ResponseCache
     from .providers.provider import Provider, run_with_provider
 
+    from .providers.provider import preflight
+
+    preflight(cfg.provider)  # key variable, sim behaviours, endpoint: refused before anything is written
     if cfg.dataset.format == "verifier":
         from .verifier.live import run_verifier
 
-        return run_verifier(cfg, run_dir)
+        verifier_summary = run_verifier(cfg, run_dir)
+        from .report import write_run_report
+
+        write_run_report(run_dir)  # a self-contained report.html beside the results
+        return verifier_summary
     dataset = load_configured_dataset(cfg)
     items = dataset.items
     if not items:
@@ -130,7 +140,8 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     done_keys: set[tuple[str, int]] = set()
     started = datetime.now(timezone.utc).isoformat()
     if cfg.resume:
-        done_keys, started = _prepare_resume(run_dir, dataset.version_hash)
+        wanted = {(item.id, s) for item in items for s in range(cfg.samples)}
+        done_keys, started = _prepare_resume(run_dir, dataset.version_hash, wanted)
     elif results_path.exists() and results_path.stat().st_size:
         raise ConfigError(f"{run_dir} already holds results; use resume={run_dir} to finish it")
 
@@ -169,10 +180,17 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     summary["run"] = {"name": cfg.run_name, "dataset": dataset.name, "provider": cfg.provider.name,
                       "model": cfg.provider.model, "seconds": round(runner.stats.seconds, 3),
                       "requests_sent": runner.stats.sent - runner.stats.cached}
+    limiter = getattr(provider, "adaptive", None)
+    if limiter is not None:  # adaptive concurrency (AIMD on 429s): how far it had to back off
+        summary["run"]["concurrency"] = {"ceiling": limiter.ceiling, "lowest": limiter.lowest,
+                                         "final": limiter.limit, "decreases": limiter.decreases}
     write_json_atomic(run_dir / SUMMARY, summary)
     complete = not interrupted and len(rows) == total
     manifest.update(manifest_mod.finish(summary, complete=complete, interrupted=interrupted))
     write_json_atomic(run_dir / MANIFEST, manifest)
+    from .report import write_run_report
+
+    write_run_report(run_dir)  # a self-contained report.html beside the results
     print_summary(summary, run_dir)
     if interrupted:
         print(f"interrupted: resume with  eval752 resume={run_dir}", file=sys.stderr)
@@ -182,7 +200,8 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     return summary
 
 
-def _prepare_resume(run_dir: Path, dataset_hash: str) -> tuple[set[tuple[str, int]], str]:
+def _prepare_resume(run_dir: Path, dataset_hash: str,
+                    wanted: set[tuple[str, int]] | None = None) -> tuple[set[tuple[str, int]], str]:
     mpath = run_dir / MANIFEST
     started = datetime.now(timezone.utc).isoformat()
     if mpath.exists():
@@ -195,6 +214,13 @@ def _prepare_resume(run_dir: Path, dataset_hash: str) -> tuple[set[tuple[str, in
             )
         started = old.get("started") or started
     rows, notes = load_results(run_dir / RESULTS)
+    strays = [r for r in rows if wanted is not None and (r.get("item_id"), r.get("sample")) not in wanted]
+    if strays:  # results of another dataset (or selection) copied in: never mix them into this run
+        shown = ", ".join(repr(r.get("item_id")) for r in strays[:3])
+        raise Eval752Error(
+            f"cannot resume {run_dir}: {RESULTS} has {len(strays)} rows for items or samples the configured "
+            f"dataset does not have (first: {shown}); it was not made with this dataset"
+        )
     for n in notes:
         print(f"eval752: {n}", file=sys.stderr)
     kept, dropped = keep_completed(rows)

@@ -85,12 +85,17 @@ def rewrite_argv(argv: list[str]) -> list[str]:
             else:
                 raise ConfigError(unknown_name_message(f"{bare} option", value, valid))
         else:
-            if not key.startswith(("+", "~", "hydra.")) and bare.split(".")[0] not in ("hydra",):
+            if not key.startswith(("+", "~", "hydra.", "hydra/")) and bare.split(".")[0] not in ("hydra",):
                 if check_override_key(bare):
                     arg = "++" + arg  # a key inside a free-form mapping: add or replace it
             out.append(arg)
     if head.count("--config-name") > 1:
         raise ConfigError("recipe=, resume= and reproduce= cannot be combined")
+    from .sweep import sweep_overrides
+
+    out += sweep_overrides(head + out)
+    if any(a.lower() == "dry_run=true" for a in out):  # dry runs go through the in-process launcher: nothing is sent, totals are exact
+        out = [a for a in out if not a.startswith("hydra/launcher=")] + ["hydra/launcher=basic"]
     return head + out
 
 
@@ -125,6 +130,9 @@ def _register_resolvers() -> None:
         OmegaConf.register_new_resolver("eval752_run_dir", run_dir, use_cache=True)
     if not OmegaConf.has_resolver("eval752_stem"):
         OmegaConf.register_new_resolver("eval752_stem", stem)
+    from .sweep import register_resolvers
+
+    register_resolvers()
 
 
 _task_started = False
@@ -140,9 +148,21 @@ def _task(cfg) -> None:
     try:
         run_cfg = validate(cfg)
         hc = HydraConfig.get()
+        from hydra.types import RunMode
+
         from .app import run_from_config
 
-        run_from_config(run_cfg, Path(hc.runtime.output_dir))
+        if run_cfg.dry_run:
+            from .sweep import dry_run_job
+
+            dry_run_job(run_cfg, Path(hc.runtime.output_dir))
+        elif hc.mode == RunMode.MULTIRUN:
+            from .sweep import run_job
+
+            run_job(run_cfg, Path(hc.runtime.output_dir), Path(hc.sweep.dir), list(hc.overrides.task),
+                    int(hc.job.num))
+        else:
+            run_from_config(run_cfg, Path(hc.runtime.output_dir))
     except Eval752Error as e:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
@@ -184,6 +204,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"eval752: error: {e}", file=sys.stderr)
         sys.exit(2)
     _launch("config", _task, args)
+    from .sweep import print_dry_run_total
+
+    print_dry_run_total()
 
 
 def _score_task(cfg) -> None:
@@ -209,6 +232,10 @@ def score_main(argv: list[str] | None = None) -> None:
     """``eval752-score``: score recorded outputs with the same checkers, without calling a model."""
     _launch("score", _score_task, list(sys.argv[1:] if argv is None else argv))
 
+
+# Launchers (joblib, submitit) unpickle ``_task`` in another process by importing this module: the
+# resolvers its configs use must exist there before the job's config is resolved.
+_register_resolvers()
 
 if __name__ == "__main__":
     if os.environ.get("EVAL752_ENTRY") == "score":

@@ -79,6 +79,11 @@ class ProviderConfig:
     backoff_base: float = 0.5
     backoff_max: float = 30.0
     concurrency: int = 16
+    # Total seconds one request may take across all its attempts and the waits between them (null: no
+    # limit); an attempt's timeout is min(timeout, time left).
+    deadline: Optional[float] = None
+    # AIMD: halve the requests in flight on sustained 429s (down to 1), regain one per window of successes.
+    adaptive_concurrency: bool = True
     rpm: Optional[int] = None
     stream: bool = False
     vision: bool = False
@@ -99,6 +104,11 @@ class CheckerConfig:
 class SweepConfig:
     name: str = "none"
     description: str = ""
+    # Folder under ${output_root}/sweeps/. The eval752 command sets it to a hash of the command's overrides,
+    # so relaunching the same command finds the same folders (complete runs skipped, others resumed).
+    id: Optional[str] = None
+    # Command-line keys swept (a,b values); with hydra.sweeper.params they name each run's folder.
+    vary: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -111,12 +121,33 @@ class VerifierConfig:
     n: int = 3  # repeat_n_gram: substring length in code points
     threshold: int = 4  # repeat_n_gram: occurrences that count as degenerate repetition
     thresholds: Dict[str, Any] = field(default_factory=dict)  # per-metric overrides of the reference verdicts
+    flavour: str = "minimax"  # minimax: MiniMax-Provider-Verifier semantics; k2: MoonshotAI K2-Vendor-Verifier's
+    fail_on_verdict: bool = False  # exit with status 1 when any metric's verdict is "fail"
 
 
 @dataclass
 class CacheConfig:
     enabled: bool = True
     path: Optional[str] = None  # default: $EVAL752_CACHE_DIR or ~/.cache/eval752, file responses.sqlite
+
+
+@dataclass
+class JudgeConfig:
+    """LLM judges (checkers ``judge`` and ``pairwise_judge``): a judge model configured apart from the model
+    under test, a sandboxed Jinja2 template and pre/post-processing steps. See eval752/judge/."""
+
+    provider: Optional[ProviderConfig] = None  # same schema as ``provider``; ``judge=sim`` / ``judge=openai``
+    mode: Optional[str] = None  # scale | binary | pairwise; null: from the template (or the checker)
+    template: Optional[str] = None  # built-in name (eval752/judge_templates/<name>.jinja) or a .jinja path
+    system: Optional[str] = None  # system message sent before the rendered template
+    system_in_user: bool = False  # fold the system message into the user message (judges without one)
+    prompts_file: Optional[str] = None  # MT-bench judge_prompts.jsonl (official wording) ...
+    prompt_name: Optional[str] = None  # ... and the prompt in it: single-v1, pair-v2, single-math-v1, ...
+    preprocess: List[str] = field(default_factory=lambda: ["strip_think"])  # on the judged response(s)
+    postprocess: Optional[List[str]] = None  # text steps then one parser; null: parse_<mode>
+    scale_max: int = 10  # scale mode: a rating N in 1..scale_max scores N / scale_max
+    swap: bool = True  # pairwise: judge both orders (position-swap debiasing)
+    trial: Optional[int] = None  # judge only this many rows and print each judge input and output to stderr
 
 
 @dataclass
@@ -127,6 +158,7 @@ class RunConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     run_name: str = "run"
     recipe: Optional[str] = None
     samples: int = 1
@@ -135,6 +167,7 @@ class RunConfig:
     reproduce: Optional[str] = None
     output_root: str = "outputs"
     progress: bool = True
+    dry_run: bool = False  # print the requests (and tokens, cost) a run or sweep would send; send nothing
 
 
 def _valid_keys(schema: type, path: list[str]) -> tuple[str, list[str]]:
@@ -176,8 +209,38 @@ def check_override_key(key: str) -> bool:
     return False
 
 
+def _stray_key(node: Any, cls: type, path: list[str]) -> tuple[str, type, str] | None:
+    """A key of ``node`` that ``cls`` does not have (``+key=...`` slips past struct mode: the typed merge
+    below would then drop it silently), searched through nested schema groups; free-form mappings pass."""
+    if not isinstance(node, (DictConfig, dict)):
+        return None
+    by_name = {f.name: f for f in fields(cls)}
+    for key in list(node.keys()):
+        f = by_name.get(str(key))
+        if f is None:
+            return ".".join(path + [str(key)]), cls, str(key)
+        sub = f.default_factory() if f.default_factory is not MISSING_FIELD else f.default  # type: ignore[misc]
+        sub_cls = type(sub) if is_dataclass(sub) else (SimVendorConfig if f.name == "sim" else None)
+        if sub_cls is not None:
+            try:
+                child = node[key]
+            except OmegaConfBaseException:
+                continue
+            found = _stray_key(child, sub_cls, path + [str(key)])
+            if found:
+                return found
+    return None
+
+
 def validate(cfg: DictConfig | dict) -> RunConfig:
     """Merge a composed config into the schema and return the typed ``RunConfig``."""
+    stray = _stray_key(cfg, RunConfig, [])
+    if stray:
+        full, cls, key = stray
+        valid = [f.name for f in fields(cls)]
+        close = difflib.get_close_matches(key, valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"unknown config key {full!r}{hint}; valid keys of {cls.__name__}: {', '.join(valid)}")
     base = OmegaConf.structured(RunConfig)
     try:
         merged = OmegaConf.merge(base, cfg)
@@ -213,12 +276,16 @@ def _check_values(c: RunConfig) -> None:
         problems.append(f"provider.timeout must be > 0, got {c.provider.timeout}")
     if c.provider.transport not in ("auto", "litellm", "http"):
         problems.append(f"provider.transport must be auto, litellm or http, got {c.provider.transport!r}")
+    if c.provider.deadline is not None and not c.provider.deadline > 0:
+        problems.append(f"provider.deadline must be > 0 or null, got {c.provider.deadline}")
     if c.provider.rpm is not None and c.provider.rpm < 1:
         problems.append(f"provider.rpm must be >= 1 or null, got {c.provider.rpm}")
     if c.dataset.limit is not None and c.dataset.limit < 1:
         problems.append(f"dataset.limit must be >= 1 or null, got {c.dataset.limit}")
     if c.verifier.loops < 1:
         problems.append(f"verifier.loops must be >= 1, got {c.verifier.loops}")
+    if c.verifier.flavour not in ("minimax", "k2"):
+        problems.append(f"verifier.flavour must be minimax or k2, got {c.verifier.flavour!r}")
     if c.provider.sim is not None:
         for k, v in c.provider.sim.accuracy.items():
             if not 0.0 <= float(v) <= 1.0:
@@ -253,12 +320,13 @@ class ScoreConfig:
     """``eval752-score``: score recorded outputs without calling any model."""
 
     input: str = "???"
-    format: str = "auto"  # auto | eval752 | verifier | jsonl
+    format: str = "auto"  # auto | eval752 | verifier | k2 | jsonl | chat | conversation | eval_only | csv | alpaca_*
     dataset: Optional[DatasetConfig] = None  # for eval752 results: default, the run's own saved dataset
     prompts: Optional[str] = None  # for verifier results: the prompt file (checks and labels per data_index)
     checker: CheckerConfig = field(default_factory=CheckerConfig)
     verifier: VerifierConfig = field(default_factory=VerifierConfig)
     diagnostics: DiagnosticsConfig = field(default_factory=DiagnosticsConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     run_name: str = "score"
     output_root: str = "outputs"
 
@@ -271,6 +339,8 @@ def validate_score(cfg: DictConfig | dict) -> ScoreConfig:
     assert isinstance(obj, ScoreConfig)
     if obj.input in ("???", ""):
         raise ConfigError("eval752-score needs input=<file>")
-    if obj.format not in ("auto", "eval752", "verifier", "jsonl"):
-        raise ConfigError(f"format must be auto, eval752, verifier or jsonl, got {obj.format!r}")
+    score_formats = ("auto", "eval752", "verifier", "k2", "jsonl", "chat", "conversation", "eval_only", "csv",
+                     "alpaca_annotations", "alpaca_outputs")
+    if obj.format not in score_formats:
+        raise ConfigError(f"format must be one of {', '.join(score_formats)}, got {obj.format!r}")
     return obj

@@ -78,6 +78,9 @@ def summarise(rows: Iterable[Mapping[str, Any]], *, samples: int = 1) -> dict[st
         metrics["no_answer_rate"] = metric(round(unanswered / len(mcq), 6), len(mcq), wilson(unanswered, len(mcq)))
     if samples > 1:
         metrics.update(_pass_at_k_metrics(rows, samples))
+    from .judge.summary import judge_metrics
+
+    metrics.update(judge_metrics(ok))  # judge_score, judge_unparseable, pairwise_inconsistent (judge rows only)
 
     def breakdown(field: str) -> dict[str, Any]:
         groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)

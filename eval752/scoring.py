@@ -1,14 +1,20 @@
 """Scoring recorded outputs: the second entrance to the same checkers, summaries and diagnostics.
 
-``eval752-score`` reads responses that already exist and calls no model:
+``eval752-score`` reads responses that already exist and calls no model (formats and their detection:
+``eval752/importers/``):
 
 - ``eval752``: eval752's own ``results.jsonl``; every successful response is checked again with the
   configured checkers against the run's dataset (from the run's saved config unless ``dataset`` is given);
 - ``verifier``: MiniMax-Provider-Verifier ``*_results.jsonl`` rows, re-validated with upstream semantics;
+- ``chat``, ``conversation``, ``eval_only``, ``csv``: foreign rows imported as ``Item`` + ``Response`` and
+  scored by the same ``CheckerChooser``; rows that carry a model (eval-only) also roll up per model;
+- ``alpaca_annotations``: AlpacaEval judgments, win rate per model (``eval752.arena``);
+  ``alpaca_outputs``: AlpacaEval model outputs, diagnostics only;
 - ``jsonl``: any JSONL, for the diagnostics only.
 
 Diagnostics (degenerate repetition, Cyrillic, language leaks; numba kernels) stream the input in chunks,
-so memory does not grow with the file.
+so memory does not grow with the file; for imported formats they scan the rows written to
+``results.jsonl`` (response text and reasoning, grouped by model when the rows have one).
 """
 from __future__ import annotations
 
@@ -24,24 +30,26 @@ from .metrics import summarise
 from .rundir import RESULTS, SUMMARY, ResultsWriter, write_json_atomic
 from .types import response_from_json, verdict_to_json
 
+IMPORTED_FORMATS = ("chat", "conversation", "eval_only", "csv", "alpaca_annotations", "alpaca_outputs")
+
+
+# Fields only MiniMax-Provider-Verifier result rows carry (its validators'); K2VV rows have none of them.
+_MINIMAX_ROW_FIELDS = {"tool_calls_finish_reason", "error_only_reasoning_checked", "language_following_checked",
+                       "error_repeating_checked", "scenario_check_checked"}
+
 
 def detect_format(path: Path) -> str:
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise InputFormatError(f"{path}:{n}: -: not JSON ({e}); expected one JSON object per line") from None
-            if not isinstance(row, dict):
-                raise InputFormatError(f"{path}:{n}: -: expected a JSON object, got {type(row).__name__}")
-            if {"item_id", "sample", "response", "status"} <= row.keys():
-                return "eval752"
-            if "data_index" in row and ("response" in row or "finish_reason" in row):
-                return "verifier"
-            return "jsonl"
-    raise InputFormatError(f"{path}: the file has no rows")
+    from .importers import detect_format as detect
+
+    fmt = detect(path)
+    if fmt == "verifier":  # K2-Vendor-Verifier results: K2VV's own row fields and no MiniMax validator field
+        from .importers.common import jsonl_rows
+
+        for _, row in jsonl_rows(path, "recorded outputs"):
+            if ({"tool_calls_valid", "hash", "last_run_at"} & row.keys()) and not _MINIMAX_ROW_FIELDS & row.keys():
+                return "k2"
+            break
+    return fmt
 
 
 def _run_config_for(cfg: ScoreConfig, input_path: Path) -> RunConfig:
@@ -114,6 +122,34 @@ def rescore_verifier(cfg: ScoreConfig, input_path: Path, out_dir: Path) -> dict[
     return {"loop_summary": summary, "metrics": summary_metrics(summary)}
 
 
+def rescore_k2(cfg: ScoreConfig, input_path: Path, out_dir: Path) -> dict[str, Any]:
+    """K2-Vendor-Verifier ``results.jsonl``: tool calls validated again (K2VV semantics), K2VV's summary, and
+    with ``verifier.baseline`` (official results or summary) the side-by-side comparison and verdicts."""
+    from .verifier.k2 import compare_k2, k2_aggregate, load_k2_baseline, rescore_k2_results
+    from .verifier.live import parse_thresholds
+
+    rows, summary, notes = rescore_k2_results(input_path, cfg.prompts)
+    for note in notes:
+        print(f"eval752-score: {note}", file=sys.stderr)
+    writer = ResultsWriter(out_dir / RESULTS)
+    try:
+        for row in rows:
+            writer.write(row)
+    finally:
+        writer.close()
+    out: dict[str, Any] = {"k2_summary": summary}
+    comparison = None
+    if cfg.verifier.baseline:
+        comparison = compare_k2(load_k2_baseline(cfg.verifier.baseline)[0], rows, summary)
+        out["comparison"] = comparison
+    agg = k2_aggregate([summary], [comparison["trigger_similarity"] if comparison else None],
+                       parse_thresholds(cfg.verifier.thresholds))
+    out["metrics"] = {k: {"value": m["value"], "num": m["num"], **({"verdict": m["verdict"]} if "verdict" in m else {})}
+                      for k, m in agg["metrics"].items()}
+    out["verdict"] = agg["verdict"]
+    return out
+
+
 def score_from_config(cfg: ScoreConfig, out_dir: Path) -> dict[str, Any]:
     input_path = Path(cfg.input).expanduser()
     if not input_path.is_file():
@@ -121,15 +157,28 @@ def score_from_config(cfg: ScoreConfig, out_dir: Path) -> dict[str, Any]:
     fmt = detect_format(input_path) if cfg.format == "auto" else cfg.format
     out_dir.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {"input": str(input_path), "format": fmt}
+    scanned = input_path
     if fmt == "eval752":
         summary.update(rescore_eval752(cfg, input_path, out_dir))
     elif fmt == "verifier":
         summary.update(rescore_verifier(cfg, input_path, out_dir))
+    elif fmt == "k2":
+        summary.update(rescore_k2(cfg, input_path, out_dir))
+    elif fmt in IMPORTED_FORMATS:
+        from .importers.score import score_imported
+
+        summary.update(score_imported(cfg, input_path, out_dir, fmt))
+        scanned = out_dir / RESULTS
     if cfg.diagnostics.enabled:
-        summary["diagnostics"] = run_diagnostics(cfg, input_path, out_dir, fmt)
+        summary["diagnostics"] = run_diagnostics(cfg, scanned, out_dir, fmt)
     write_json_atomic(out_dir / SUMMARY, summary)
     print_score_summary(summary)
     print(out_dir)
+    if fmt == "k2" and cfg.verifier.fail_on_verdict and summary.get("verdict") == "fail":
+        from .verifier.live import VerdictFailed
+
+        failed = [k for k, m in summary["metrics"].items() if m.get("verdict") == "fail"]
+        raise VerdictFailed(f"verdict FAIL ({', '.join(failed)}); verifier.fail_on_verdict=true")
     return summary
 
 
@@ -138,11 +187,14 @@ def run_diagnostics(cfg: ScoreConfig, input_path: Path, out_dir: Path, fmt: str)
 
     d = cfg.diagnostics
     text_fields, id_field, prompt_field = list(d.text_fields), d.id_field, d.prompt_field
-    if fmt == "verifier" and text_fields == list(DEFAULT_DIAG_TEXT_FIELDS):
+    if fmt in ("verifier", "k2") and text_fields == list(DEFAULT_DIAG_TEXT_FIELDS):
         text_fields = ["response.choices.0.message.content", "response.choices.0.message.reasoning_content"]
         id_field = "data_index"
+    group_field = d.group_field
+    if group_field is None and fmt in ("eval_only", "alpaca_annotations", "alpaca_outputs"):
+        group_field = "model"
     return scan_results_file(
-        input_path, out_dir / "diagnostics.jsonl", text_fields=text_fields, group_field=d.group_field,
+        input_path, out_dir / "diagnostics.jsonl", text_fields=text_fields, group_field=group_field,
         id_field=id_field, prompt_field=prompt_field, n=d.n, threshold=d.threshold, expected=d.expected,
         summary_path=out_dir / "diagnostics.json",
     )
@@ -153,7 +205,14 @@ def print_score_summary(summary: dict[str, Any]) -> None:
     for name, m in (summary.get("metrics") or {}).items():
         if isinstance(m, dict) and "value" in m:
             v = "-" if m["value"] is None else f"{m['value']:.4f}"
-            lines.append(f"  {name:<34}{v:>10}  num {m.get('num')}")
+            lines.append(f"  {name:<34}{v:>10}  num {m.get('num')}" + (f"  {m['verdict']}" if m.get("verdict") else ""))
+    if summary.get("verdict"):
+        lines.append(f"  verdict: {summary['verdict'].upper()}")
+    if summary.get("models"):
+        from .importers.rollup import format_models_table
+
+        lines.append("  per model:")
+        lines += format_models_table(summary["models"])
     diag = summary.get("diagnostics")
     if diag:
         o = diag.get("overall", {})

@@ -88,6 +88,10 @@ def _section_files(path: Path, given: str) -> tuple[str, Path, list[tuple[str, P
         if not files:
             raise DatasetError([f"{given}:-: -: no {SECTIONS_DIR}/*.jsonl files"])
         shown = Path(given) / SECTIONS_DIR
+        outside = [p for p in files if not p.resolve().is_relative_to(path.resolve())]
+        if outside:  # a section must be the folder's own data, like its assets
+            raise DatasetError([f"{shown / p.name}:-: -: is a symbolic link to a file outside the dataset folder"
+                                for p in outside])
         name = path.name or path.resolve().name
         return name, path, [(stem_of(p), p, str(shown / p.name)) for p in files]
     if path.is_file():

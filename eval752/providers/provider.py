@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 from ..config import ProviderConfig
 from ..errors import ProviderError
 from ..types import Request, Response, sha256_of
+from .adaptive import OK, OTHER, THROTTLED, AdaptiveLimiter
 from .cache import ResponseCache
 from .completion import MalformedCompletion, parse_completion
 from .retry import CallError, RetryPolicy
@@ -54,6 +55,23 @@ def check_reachable(api_base: str, timeout: float = 5.0) -> None:
         raise ProviderError(f"cannot reach provider.api_base {api_base}: {e.strerror or e}") from None
 
 
+def preflight(cfg: ProviderConfig) -> None:
+    """Refuse a provider that cannot work before a run writes anything: a missing key variable, simulated-vendor
+    behaviours it cannot build, an api_base nothing listens at."""
+    resolve_api_key(cfg)
+    if cfg.sim is not None:
+        from ..errors import ConfigError
+        from .sim.behaviours import build_pipeline
+        from .simconfig import sim_settings
+
+        try:
+            build_pipeline(sim_settings(cfg.sim, model=cfg.model))
+        except (ValueError, TypeError) as e:
+            raise ConfigError(f"provider.sim.behaviours: {e}") from None
+    elif cfg.api_base:
+        check_reachable(cfg.api_base)
+
+
 class RateLimiter:
     """Spaces request starts so that at most ``rpm`` begin in any minute."""
 
@@ -88,6 +106,9 @@ class Provider:
         self.api_key = resolve_api_key(cfg)
         self.transport: Any = None
         self._limiter: RateLimiter | None = None
+        # How many requests may be on the wire at once: halved on sustained 429s, regained on successes.
+        self.adaptive = AdaptiveLimiter(max(1, cfg.concurrency), enabled=getattr(cfg, "adaptive_concurrency", True))
+        self.deadline: float | None = getattr(cfg, "deadline", None)
         self._cost_fn: Callable[[int | None, int | None], float | None] | None = None
         self.calls = 0
 
@@ -138,28 +159,64 @@ class Provider:
         body = self.request_body(request)
         headers = {"X-Eval752-Item": request.item_id} if self.send_item_header else {}
         rng = random.Random(f"{request.item_id}:{request.sample}")
+        began = time.monotonic()
         attempt = 0
         while True:
             attempt += 1
             assert self._limiter is not None
             await self._limiter.wait()
+            slot = await self.adaptive.acquire()
+            outcome = OTHER
             start = time.perf_counter()
             try:
                 self.calls += 1
-                raw = await self.transport.send(body, headers)
+                raw = await self._send(body, headers, began, attempt)
                 fields = parse_completion(raw)
+                outcome = OK
             except (CallError, MalformedCompletion) as e:
                 err = e if isinstance(e, CallError) else CallError(f"malformed completion: {e}")
+                outcome = THROTTLED if err.status == 429 else OTHER
+                self.adaptive.release(slot, outcome)
+                latency = round(time.perf_counter() - start, 6)
                 if self.policy.should_retry(attempt, err):
-                    await asyncio.sleep(self.policy.delay(attempt, err, rng))
-                    continue
-                return Response(error=err.describe(), attempts=attempt,
-                                latency_s=round(time.perf_counter() - start, 6))
+                    wait = self.policy.delay(attempt, err, rng)
+                    left = self._time_left(began)
+                    if left is None or wait < left:
+                        await asyncio.sleep(wait)
+                        continue
+                    err = self._deadline_error(attempt, err)
+                return Response(error=err.describe(), attempts=attempt, latency_s=latency)
+            except BaseException:
+                self.adaptive.release(slot, OTHER)
+                raise
+            self.adaptive.release(slot, outcome)
             latency = round(time.perf_counter() - start, 6)
             cost = self._cost_fn(fields["prompt_tokens"], fields["completion_tokens"]) if self._cost_fn else None
             if self.cache is not None:
                 self.cache.put(key, {**_json_fields(fields), "cost": cost})
             return Response(**fields, latency_s=latency, cost=cost, attempts=attempt)
+
+    def _time_left(self, began: float) -> float | None:
+        """Seconds left of ``provider.deadline`` for this request (None: no deadline)."""
+        if self.deadline is None:
+            return None
+        return self.deadline - (time.monotonic() - began)
+
+    def _deadline_error(self, attempt: int, last: CallError | None) -> CallError:
+        noun = "attempt" if attempt == 1 else "attempts"
+        tail = f" (last error: {last.describe()})" if last is not None else ""
+        return CallError(f"deadline of {self.deadline:g}s exceeded after {attempt} {noun}{tail}", transient=False)
+
+    async def _send(self, body: dict[str, Any], headers: dict[str, str], began: float, attempt: int) -> Any:
+        """One attempt, bounded by min(provider.timeout, what is left of provider.deadline)."""
+        left = self._time_left(began)
+        if left is None or left >= self.cfg.timeout:
+            return await self.transport.send(body, headers)  # the transport's own timeout applies
+        try:
+            async with asyncio.timeout(max(left, 0.0)):
+                return await self.transport.send(body, headers)
+        except TimeoutError:
+            raise self._deadline_error(attempt, None) from None
 
 
 def run_with_provider(provider: "Provider", work: Callable[[], Any]) -> bool:

@@ -5,7 +5,8 @@ Differences from upstream are deliberate and listed in ``eval752/verifier/README
 
 Modules: ``rows`` (prompt and result files), ``validators`` (per-row checks), ``responses`` (chat-completion access), ``textscan``
 (batch text scans, numba kernels when available), ``summary`` (per-loop counters), ``aggregate`` (loops, trigger
-similarity, verdicts, ``metrics_report.json``), ``scoring`` (live and recorded entrances).
+similarity, verdicts, ``metrics_report.json``), ``scoring`` (live and recorded entrances), ``k2`` (the
+MoonshotAI K2-Vendor-Verifier flavour: its result and summary shapes, metrics and comparison).
 """
 from .aggregate import (
     DEFAULT_THRESHOLDS,
@@ -26,6 +27,19 @@ from .rows import (
     parse_prompt_row,
     prompt_row_to_request,
 )
+from .k2 import (
+    K2_DEFAULT_THRESHOLDS,
+    compare_k2,
+    k2_aggregate,
+    k2_request,
+    k2_summary,
+    k2_trigger_similarity,
+    k2_validate_tool_call,
+    load_k2_baseline,
+    load_k2_results,
+    load_k2_summary,
+    rescore_k2_results,
+)
 from .responses import response_to_chat_completion
 from .scoring import load_loop_summaries, rescore_results, score_rows, write_json
 from .summary import build_batch_report, loop_summary, summary_metrics
@@ -33,6 +47,7 @@ from .validators import RowToCheck, is_valid_array_command, validate_rows, valid
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "K2_DEFAULT_THRESHOLDS",
     "KNOWN_CHECKS",
     "PromptRow",
     "RowToCheck",
@@ -40,8 +55,17 @@ __all__ = [
     "aggregate_loops",
     "build_batch_report",
     "build_metrics_report",
+    "compare_k2",
     "count_distribution_cosine",
     "is_valid_array_command",
+    "k2_aggregate",
+    "k2_request",
+    "k2_summary",
+    "k2_trigger_similarity",
+    "k2_validate_tool_call",
+    "load_k2_baseline",
+    "load_k2_results",
+    "load_k2_summary",
     "load_loop_summaries",
     "load_prompt_rows",
     "load_result_rows",
@@ -50,6 +74,7 @@ __all__ = [
     "pair_by_data_index",
     "parse_prompt_row",
     "prompt_row_to_request",
+    "rescore_k2_results",
     "rescore_results",
     "response_to_chat_completion",
     "score_rows",

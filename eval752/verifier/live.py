@@ -12,6 +12,11 @@ Run directory::
     summary.json                          eval752's: value, num, per-loop values, spread, verdict per metric
     manifest.json, .hydra/
 
+With ``verifier.flavour=k2`` (MoonshotAI K2-Vendor-Verifier, ``k2.py``) the loop files are K2VV's:
+``loop_NN/results.jsonl`` (K2VV result rows), ``loop_NN/summary.json`` (K2VV's summary), with a baseline
+``loop_NN/comparison.json``; ``k2_report.json`` replaces ``metrics_report.json``. ``verifier.fail_on_verdict``
+raises ``VerdictFailed`` (exit status 1) after everything is written when a verdict fails.
+
 Rows are appended and flushed one by one (``rundir.ResultsWriter``), so a killed run keeps every finished
 row; ``resume=<run_dir>`` keeps the first successful row per (loop, data_index) and sends the rest again.
 
@@ -53,6 +58,13 @@ METRIC_NAMES = (
     "trigger_f1", "trigger_precision", "trigger_recall", "tool_calls_count_cosine",
 )  # fmt: skip
 _NOT_PARAMS = ("model", "messages", "tools", "stream", "stream_options")
+
+
+class VerdictFailed(Eval752Error):
+    """``verifier.fail_on_verdict=true`` and a metric's verdict is "fail": the command exits with status 1
+    after writing every file and printing the run directory."""
+
+    exit_code = 1
 
 
 def loop_dir(run_dir: Path, loop: int) -> Path:
@@ -180,7 +192,12 @@ class LoopSender:
         self.cached = 0
 
     def request_for(self, prompt: PromptRow, loop: int) -> tuple[Request, dict[str, Any]]:
-        body = prompt_row_to_request(prompt)
+        if self.cfg.verifier.flavour == "k2":  # K2VV sends the row as written (only _input -> system)
+            from .k2 import k2_request
+
+            body = k2_request(prompt)
+        else:
+            body = prompt_row_to_request(prompt)
         params = {**self.base, **{k: v for k, v in body.items() if k not in _NOT_PARAMS}}
         if params.get("seed") is not None:
             params["seed"] = int(params["seed"]) + loop
@@ -192,6 +209,12 @@ class LoopSender:
 
     def score(self, prompt: PromptRow, loop: int, sent: dict[str, Any], response: Response) -> dict[str, Any]:
         status, body = response_to_chat_completion(response)
+        if self.cfg.verifier.flavour == "k2":  # K2VV's row shape, then eval752's extras
+            from .k2 import k2_result_row
+
+            return k2_result_row(prompt.data_index, sent, status, body, duration_s=response.latency_s or 0.0,
+                                 loop=loop + 1, attempts=max(1, response.attempts),
+                                 latency_s=response.latency_s, cached=response.cached)
         choices = body.get("choices") or [{}]
         row: dict[str, Any] = {
             "data_index": prompt.data_index,
@@ -261,7 +284,15 @@ def run_verifier(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     if not prompts:
         raise ConfigError(f"dataset.path {cfg.dataset.path!r}: the prompt file has no rows")
     thresholds = parse_thresholds(cfg.verifier.thresholds)
-    baseline = load_baseline(cfg.verifier.baseline) if cfg.verifier.baseline else None
+    k2 = cfg.verifier.flavour == "k2"
+    if k2:
+        from .k2 import load_k2_baseline
+
+        baseline = load_k2_baseline(cfg.verifier.baseline) if cfg.verifier.baseline else None
+        for note in (n for b in baseline or [] for n in b.notes):
+            print(f"eval752: {note}", file=sys.stderr)
+    else:
+        baseline = load_baseline(cfg.verifier.baseline) if cfg.verifier.baseline else None
     loops = cfg.verifier.loops
     dataset_hash = hashlib.sha256(path.read_bytes()).hexdigest()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -269,7 +300,8 @@ def run_verifier(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
 
     dataset = SimpleNamespace(name=cfg.dataset.name, version_hash=dataset_hash, items=prompts, sections=[])
     manifest = manifest_mod.build(cfg, dataset, config_hash(cfg), started)
-    manifest["verifier"] = {"loops": loops, "baseline": cfg.verifier.baseline, "prompt_file": str(path)}
+    manifest["verifier"] = {"loops": loops, "baseline": cfg.verifier.baseline, "prompt_file": str(path),
+                            "flavour": cfg.verifier.flavour}
     write_json_atomic(run_dir / MANIFEST, manifest)
 
     units = [(loop, p) for loop in range(loops) for p in prompts if (loop, p.data_index) not in done]
@@ -301,7 +333,10 @@ def run_verifier(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
         print(f"interrupted after {n_rows} of {total} rows: resume with  eval752 resume={run_dir}", file=sys.stderr)
         print(run_dir)
         raise KeyboardInterrupt
-    summary = write_reports(cfg, run_dir, prompts, loop_rows, baseline, thresholds, model)
+    if k2:
+        summary = write_k2_run_reports(cfg, run_dir, prompts, loop_rows, baseline, thresholds, model)
+    else:
+        summary = write_reports(cfg, run_dir, prompts, loop_rows, baseline, thresholds, model)
     summary["run"].update(requests_sent=provider.calls, cached=sender.cached)
     write_json_atomic(run_dir / SUMMARY, summary)
     manifest.update(status="complete" if n_rows == total else "incomplete",
@@ -310,7 +345,25 @@ def run_verifier(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     write_json_atomic(run_dir / MANIFEST, manifest)
     print_verdicts(summary)
     print(run_dir)
+    if cfg.verifier.fail_on_verdict and summary["verdict"] == "fail":
+        failed = [k for k, m in summary["metrics"].items() if m.get("verdict") == "fail"]
+        raise VerdictFailed(f"verdict FAIL ({', '.join(failed)}); verifier.fail_on_verdict=true")
     return summary
+
+
+def write_k2_run_reports(cfg: RunConfig, run_dir: Path, prompts: Sequence[PromptRow], loop_rows: list[list[dict]],
+                         baseline: Any, thresholds: Mapping[str, Threshold], model: str) -> dict[str, Any]:
+    """The K2 flavour's files (``eval752.verifier.k2.write_k2_reports``) and ``summary.json``'s content."""
+    from .k2 import write_k2_reports
+
+    out = write_k2_reports(run_dir, loop_rows, baseline, thresholds, model,
+                           loop_dir_name=lambda loop: loop_dir(run_dir, loop).name)
+    ok = sum(1 for rows in loop_rows for r in rows if r.get("status") == "success")
+    n = sum(len(rows) for rows in loop_rows)
+    out["counts"] = {"prompts": len(prompts), "loops": len(loop_rows), "rows": n, "ok": ok, "failed": n - ok,
+                     "attempts": sum(int(r.get("attempts") or 1) for rows in loop_rows for r in rows)}
+    out["run"] = {"name": cfg.run_name, "dataset": cfg.dataset.name, "provider": cfg.provider.name, "model": model}
+    return out
 
 
 def write_reports(cfg: RunConfig, run_dir: Path, prompts: Sequence[PromptRow], loop_rows: list[list[dict]],

@@ -71,8 +71,10 @@ def decode_field(value: Any) -> Any:
     return value
 
 
-def parse_prompt_row(raw: Mapping[str, Any], data_index: int, source: str = "") -> PromptRow:
-    """Validate and decode one prompt object. Raises ``ValueError("field: what")`` on a bad field."""
+def parse_prompt_row(raw: Mapping[str, Any], data_index: int, source: str = "", *,
+                     strict_checks: bool = False) -> PromptRow:
+    """Validate and decode one prompt object. Raises ``ValueError("field: what")`` on a bad field.
+    An unknown ``check_type`` name is an error with ``strict_checks`` (prompt files), else a warning."""
     if not isinstance(raw, Mapping):
         raise ValueError(f"(line): expected a JSON object, got {type(raw).__name__}")
     body = {k: v for k, v in raw.items() if k not in LABEL_FIELDS}
@@ -111,6 +113,10 @@ def parse_prompt_row(raw: Mapping[str, Any], data_index: int, source: str = "") 
     if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
         raise ValueError("check_type: must be a list of check names")
     for c in checks:
+        if c not in KNOWN_CHECKS and strict_checks:
+            from ..registry import unknown_name_message
+
+            raise ValueError(f"check_type: {unknown_name_message('check', c, list(KNOWN_CHECKS))}")
         if c not in KNOWN_CHECKS:
             log.warning("%s: check_type: unknown check %r is ignored (known: %s)", source, c, ", ".join(KNOWN_CHECKS))
     expected = raw.get("expected_tool_call")
@@ -159,7 +165,7 @@ def load_prompt_rows(path: str | Path) -> list[PromptRow]:
             problems.append(f"{where}: {error}")
             continue
         try:
-            rows.append(parse_prompt_row(value, lineno, where))
+            rows.append(parse_prompt_row(value, lineno, where, strict_checks=True))
         except ValueError as exc:
             problems.append(f"{where}: {exc}")
     if problems:
