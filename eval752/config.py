@@ -136,7 +136,9 @@ class JudgeConfig:
     """LLM judges (checkers ``judge`` and ``pairwise_judge``): a judge model configured apart from the model
     under test, a sandboxed Jinja2 template and pre/post-processing steps. See eval752/judge/."""
 
-    provider: Optional[ProviderConfig] = None  # same schema as ``provider``; ``judge=sim`` / ``judge=openai``
+    # Same schema as ``provider``: ``judge=sim`` / ``judge=openai``, or ``judge.provider.model=<litellm model>``.
+    # An empty model (the default, ``judge=none``) means no judge: judge checkers then fail up front.
+    provider: ProviderConfig = field(default_factory=lambda: ProviderConfig(name="judge", model=""))
     mode: Optional[str] = None  # scale | binary | pairwise; null: from the template (or the checker)
     template: Optional[str] = None  # built-in name (eval752/judge_templates/<name>.jinja) or a .jinja path
     system: Optional[str] = None  # system message sent before the rendered template

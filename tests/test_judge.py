@@ -260,7 +260,7 @@ def test_prompts_file_gives_the_official_system_and_user_messages():
     ({"postprocess": ["parse_rating", "strip"]}, "must be the last step"),
     ({"postprocess": ["strip"]}, "must end with a parser"),
     ({"template": "mtbench_single"}, "unknown judge template 'mtbench_single'"),
-    ({"provider": None}, "needs a judge model: add judge=sim"),
+    ({"provider": ProviderConfig(name="none", model="")}, "needs a judge model: add judge=sim"),
 ])
 def test_config_errors(judge, message):
     checker = JudgeChecker()

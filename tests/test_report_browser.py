@@ -49,6 +49,7 @@ def test_item_browser_filters(tmp_path, report, fragment, shown):
     attrs = body_attrs(r.stdout)
     assert attrs.get("data-ready") == "1", "the page script did not finish"
     assert "data-errors" not in attrs and "Uncaught" not in r.stderr
+    assert not re.search(r"CONSOLE.*error", r.stderr, re.I), r.stderr[-2000:]
     assert attrs["data-shown"] == str(shown)
     assert r.stdout.count('class="item-row"') == shown
     assert f"{shown} of 30 rows" in r.stdout

@@ -53,9 +53,16 @@ class JudgeClient:
     """Sends judge prompts to ``cfg`` (a ``ProviderConfig``); counts what it sent."""
 
     def __init__(self, cfg: ProviderConfig | None, cache: CacheConfig | None = None) -> None:
-        if cfg is None:
+        if cfg is None or (not cfg.model and cfg.sim is None):
             raise ConfigError("an LLM judge needs a judge model: add judge=sim (the simulated vendor), "
                               "judge=openai, or set judge.provider.* (the same keys as provider)")
+        from ..errors import Eval752Error
+        from ..providers.provider import resolve_api_key
+
+        try:
+            resolve_api_key(cfg)  # a missing key fails the run up front, not every judge call
+        except Eval752Error as e:
+            raise ConfigError(f"judge: {e}") from None
         self.cfg = cfg
         self.cache_cfg = cache or CacheConfig()
         self._loops: dict[asyncio.AbstractEventLoop, _LoopResources] = {}
