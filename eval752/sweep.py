@@ -125,17 +125,18 @@ def record_run(sweep_dir: Path, run_dir: Path, **fields: Any) -> None:
 
 
 def job_state(cfg: Any, run_dir: Path) -> str:
-    """``fresh``, ``skip`` (complete, same config) or ``resume`` (results from an earlier attempt)."""
+    """``fresh``, ``skip`` (complete) or ``resume`` (results from an earlier attempt). The folder is named by
+    the command's overrides; if the composed config's hash differs (eval752 or conf/ changed since), the
+    existing run is still kept, with a note: remove the folder, or set ``sweep.id``, to run it anew."""
     from .app import config_hash
-    from .errors import ConfigError
     from .rundir import MANIFEST, read_json
 
     manifest = read_json(run_dir / MANIFEST) if (run_dir / MANIFEST).is_file() else None
     if manifest is None:
         return "fresh"
     if manifest.get("config_hash") != config_hash(cfg):
-        raise ConfigError(f"{run_dir} holds a run of another config (hash {str(manifest.get('config_hash'))[:12]}); "
-                          f"remove it or set sweep.id=<new name>")
+        print(f"eval752: note: {run_dir} was made with config hash {str(manifest.get('config_hash'))[:12]}, "
+              f"now {config_hash(cfg)[:12]} (eval752 or conf/ changed); its results are kept", file=sys.stderr)
     return "skip" if manifest.get("status") == "complete" else "resume"
 
 
@@ -201,19 +202,24 @@ def _done_keys(cfg: Any, run_dir: Path, verifier: bool) -> set:
     return done
 
 
+_PRICE_MAP: dict[str, Any] | None = None
+
+
 def _prices(cfg: Any) -> tuple[float, float] | None:
     if cfg.provider.sim is not None:
         return None
-    import os
+    global _PRICE_MAP
+    if _PRICE_MAP is None:
+        # litellm's bundled price map, read as JSON: importing litellm itself takes seconds
+        import importlib.util
+        import json
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        import litellm
-    except ImportError:
-        return None
+        spec = importlib.util.find_spec("litellm")
+        path = Path(spec.origin).parent / "model_prices_and_context_window_backup.json" if spec and spec.origin else None
+        _PRICE_MAP = json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else {}
     model = cfg.provider.model
     for name in (model, model.split("/", 1)[-1]):
-        info = litellm.model_cost.get(name)
+        info = _PRICE_MAP.get(name)
         if info and info.get("input_cost_per_token") is not None:
             return float(info["input_cost_per_token"]), float(info.get("output_cost_per_token") or 0.0)
     return None

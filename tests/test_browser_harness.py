@@ -240,3 +240,15 @@ def test_tampered_capture_and_wrong_dataset_are_refused(dataset, secret, tmp_pat
     stray = json.loads(json.dumps(capture))
     stray["responses"].append({"id": "m1", "text": "B", "latency_ms": 1, "error": None})
     refused(stray, f"{tmp_path / 'bad.json'}: response 2 is for 'm1', which is not an item of the pack")
+
+
+def test_secret_file_is_made_once_and_kept_private(dataset, tmp_path, monkeypatch):
+    monkeypatch.delenv("EVAL752_BROWSER_SECRET", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    pack = make_pack(str(dataset), max_items=1)
+    secret_path = tmp_path / "home" / ".config" / "eval752" / "browser_secret"
+    assert secret_path.stat().st_mode & 0o777 == 0o600
+    key = secret_path.read_text().strip()
+    assert len(key) == 64 and key not in json.dumps(pack)
+    assert make_pack(str(dataset), max_items=1)["token"] != pack["token"]  # a fresh nonce per pack
+    assert secret_path.read_text().strip() == key

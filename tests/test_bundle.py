@@ -184,3 +184,15 @@ def test_run_bundle_rescores_and_reproduces(tmp_path, capsys):
     for key in ("metrics", "by_type", "by_section", "counts", "failed"):
         assert summary[key] == original[key], key
     assert summary["metrics"]["score"]["value"] == original["metrics"]["score"]["value"]
+
+
+def test_secrets_are_scrubbed_from_run_configs():
+    from eval752.bundle.export import scrub
+
+    config = {"provider": {"api_key_env": "OPENAI_API_KEY", "max_tokens": 64, "api_key": "sk-live",
+                           "extra_body": {"access_token": "t", "top_k": 5},
+                           "extra_headers": {"Authorization": "Bearer x", "X-Client-Secret": "s", "Accept": "a"}},
+              "judge": {"provider": {"api_key": None, "model": "m"}}}
+    assert scrub(config) == {"provider": {"api_key_env": "OPENAI_API_KEY", "max_tokens": 64,
+                                          "extra_body": {"top_k": 5}, "extra_headers": {"Accept": "a"}},
+                             "judge": {"provider": {"api_key": None, "model": "m"}}}

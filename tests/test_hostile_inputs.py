@@ -9,6 +9,7 @@ resumed run's ``.hydra/`` and log. All commands run concurrently in one fixture 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -248,6 +249,22 @@ CASES: dict[str, Case] = {
 }
 
 
+
+def judge_template(ws: Path, source: str) -> list[str]:
+    put(ws, "data/evil.jinja", source)
+    data = put(ws, D, jl({"id": "f", "type": "freeform", "inputs": {"text": "Write a haiku."}, "answer": "haiku"}))
+    return [*ds(data), "judge=sim", "checker.force=judge", "judge.template=data/evil.jinja"]
+
+
+if importlib.util.find_spec("eval752.judge") is not None:
+    CASES["judge_template_includes_a_file"] = Case(
+        lambda ws: judge_template(ws, '{% include "/etc/passwd" %} {{ response }}'),
+        ("refused by the sandbox", "(judge templates may not include, import or read files)"))
+    CASES["judge_template_reaches_python"] = Case(
+        lambda ws: judge_template(ws, "{{ response.__class__.__mro__[1].__subclasses__() }}"),
+        ("refused by the sandbox",))
+
+
 # ---- running them ----------------------------------------------------------------------------------------
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -304,22 +321,14 @@ def test_refused_cleanly(outcomes, name):
         assert not rel.endswith(("results.jsonl", "summary.json", "manifest.json")), rel
 
 
-def _missing(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is None
-
-
-@pytest.mark.skipif(_missing("eval752.judge"), reason="eval752.judge does not exist yet (another engineer is "
-                    "building it): no judge template to attack")
+@pytest.mark.skipif(importlib.util.find_spec("eval752.judge") is not None, reason="covered by the judge_* cases")
 def test_judge_template_cannot_read_files():
-    pytest.skip("eval752.judge now exists: add a template that tries to read files ({% include %}, open())")
+    pytest.skip("eval752.judge does not exist yet (another engineer is building it): no judge template to attack")
 
 
-@pytest.mark.skipif(_missing("eval752.bundle"), reason="eval752.bundle does not exist yet (another engineer is "
-                    "building it): no bundle to attack")
 def test_bundle_attack():
-    pytest.skip("eval752.bundle now exists: add zip-slip, symlink and oversized-member bundles")
+    pytest.skip("eval752.bundle is being built by another engineer; its attacks (zip-slip, symlinks, oversized "
+                "members) live in tests/test_bundle_attacks.py")
 
 
 def test_there_are_at_least_thirty_distinct_cases():

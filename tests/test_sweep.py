@@ -54,7 +54,7 @@ def test_sweep_names_and_ids():
     assert job_dir_name(0, ["dataset.path=a/b.jsonl"], ["dataset.path"], None) == "dataset.path=a_b.jsonl"
 
 
-def test_joblib_sweep_ranks_the_better_vendor_first_and_relaunch_sends_nothing(tmp_path):
+def test_joblib_sweep_ranks_the_better_vendor_first_and_relaunch_sends_nothing(tmp_path, capsys):
     args = ["-m", *GRID, f"output_root={tmp_path}", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
     r = run_cli(args, cwd=tmp_path, timeout=240)
     assert r.returncode == 0, r.stderr
@@ -73,9 +73,11 @@ def test_joblib_sweep_ranks_the_better_vendor_first_and_relaunch_sends_nothing(t
         assert len(read_rows(sweep_dir / name)) == 100
 
     out = tmp_path / "board"
-    rep = run_cli([str(sweep_dir), "--out", str(out)], cwd=tmp_path, module="eval752.report.cli")
-    assert rep.returncode == 0, rep.stderr
-    assert rep.stdout.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
+    from eval752.report.cli import main as report_main
+
+    assert report_main([str(sweep_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1] == f"report: {out / 'report.html'}" and printed[1].split()[-2:] == ["0.8700", "100"]
     with open(out / "leaderboard.csv") as f:
         board = list(csv.DictReader(f))
     assert [row["run"] for row in board[:2]] == [NAMES[2], NAMES[3]]  # accuracy 0.9 first

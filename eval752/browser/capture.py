@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, Eval752Error
+from ..errors import ConfigError
 from .pack import CAPTURE_FORMAT, FORMAT_VERSION, TokenError, verify_pack
 
 
@@ -132,5 +132,3 @@ def import_capture(capture_path: Path, dataset_path: Path, run_dir: Path | None,
     write_json_atomic(run_dir / MANIFEST, manifest)
     return run_dir
 
-
-__all__ = ["Eval752Error", "import_capture", "read_capture"]

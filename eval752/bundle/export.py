@@ -38,7 +38,8 @@ FORMAT = "eval752.bundle"
 FORMAT_VERSION = 1
 SCHEMA_VERSION = 1
 SUFFIX = ".eval752.zip"
-SECRET_KEY = re.compile(r"(api_?key|token|secret|password|authorization|bearer)", re.I)
+SECRET_KEY = re.compile(r"^(.*[_-])?(api_?key|token|access_token|auth_token|secret|password|passwd|authorization|"
+                        r"bearer|cookie)$", re.I)
 
 
 def json_bytes(value: Any) -> bytes:
@@ -117,7 +118,7 @@ def scrub(value: Any) -> Any:
     """Drop every key that looks like it holds a secret (``api_key_env`` names a variable and stays)."""
     if isinstance(value, dict):
         return {k: scrub(v) for k, v in value.items()
-                if k == "api_key_env" or not (SECRET_KEY.search(str(k)) and v not in (None, "", {}))}
+                if k == "api_key_env" or not (SECRET_KEY.match(str(k)) and v not in (None, "", {}))}
     if isinstance(value, list):
         return [scrub(v) for v in value]
     return value

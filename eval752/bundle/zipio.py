@@ -81,7 +81,7 @@ class SafeZip:
         self.limits = limits
         try:
             self._zf = zipfile.ZipFile(self.path)
-        except (zipfile.BadZipFile, OSError) as e:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
             raise BundleError(f"{path}: not a zip archive ({e})") from None
         infos = self._zf.infolist()
         if len(infos) > limits.max_entries:
