@@ -38,7 +38,7 @@ def ranked(runs: list[RunData], metric: str) -> list[RunData]:
     def key(r: RunData) -> tuple:
         m = (r.summary.get("metrics") or {}).get(metric) or {}
         v = m.get("value")
-        return (v is None, -(v or 0.0), r.name)
+        return (str(r.summary.get("verdict")).lower() == "fail", v is None, -(v or 0.0), r.name)  # verifier: passes first
 
     return sorted(runs, key=key)
 
