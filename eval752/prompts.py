@@ -32,6 +32,13 @@ def image_part(path: Path) -> dict[str, Any]:
 
 def build_messages(item: Item, cfg: DatasetConfig,
                    asset_path: Callable[[str], Path] | None = None) -> tuple[dict[str, Any], ...]:
+    recorded = item.meta.get("messages") if isinstance(item.meta, dict) else None
+    if _is_chat(recorded) and not item.images:
+        # Imported chat and conversation rows carry their whole prompt: earlier turns are context.
+        turns = [{"role": m["role"], "content": m["content"]} for m in recorded]
+        if cfg.system_prompt and turns[0]["role"] != "system":
+            turns.insert(0, {"role": "system", "content": cfg.system_prompt})
+        return tuple(turns)
     text = prompt_text(item, cfg)
     messages: list[dict[str, Any]] = []
     if cfg.system_prompt:
@@ -43,3 +50,9 @@ def build_messages(item: Item, cfg: DatasetConfig,
     else:
         messages.append({"role": "user", "content": text})
     return tuple(messages)
+
+
+def _is_chat(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in value)
+            and value[-1]["role"] == "user")

@@ -360,3 +360,18 @@ def test_installed_wheel_finds_its_configs(tmp_path):
     assert lines[0].startswith(str(target)) and lines[1] == str(target / "eval752" / "_conf")
     run_dir = Path(last_line(r.stdout))
     assert run_dir.is_relative_to(work / "outputs" / "runs") and (run_dir / "summary.json").is_file()
+
+
+def test_chat_rows_run_live_with_their_earlier_turns(tmp_path):
+    rows = tmp_path / "chat.jsonl"
+    rows.write_text(json.dumps({"id": "c1", "ref_answer": "Tokyo", "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name a colour."},
+        {"role": "assistant", "content": "Blue."}, {"role": "user", "content": "What is the capital of Japan?"}]})
+        + "\n")
+    r = run_cli([f"dataset={rows}", "dataset.format=chat", f"output_root={tmp_path}", "progress=false",
+                 *accuracy(freeform=1.0)], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    row = read_rows(Path(last_line(r.stdout)))[0]
+    assert [m["role"] for m in row["request"]["messages"]] == ["system", "user", "assistant", "user"]
+    assert row["request"]["messages"][-1]["content"] == "What is the capital of Japan?"
+    assert row["verdict"]["passed"] is True

@@ -185,7 +185,7 @@ class Provider:
                         await asyncio.sleep(wait)
                         continue
                     err = self._deadline_error(attempt, err)
-                return Response(error=err.describe(), attempts=attempt, latency_s=latency)
+                return Response(error=self.redact(err.describe()), attempts=attempt, latency_s=latency)
             except BaseException:
                 self.adaptive.release(slot, OTHER)
                 raise
@@ -195,6 +195,10 @@ class Provider:
             if self.cache is not None:
                 self.cache.put(key, {**_json_fields(fields), "cost": cost})
             return Response(**fields, latency_s=latency, cost=cost, attempts=attempt)
+
+    def redact(self, text: str) -> str:
+        """An error message with the API key masked: some vendors echo the key they were sent."""
+        return text.replace(self.api_key, "***") if self.api_key else text
 
     def _time_left(self, began: float) -> float | None:
         """Seconds left of ``provider.deadline`` for this request (None: no deadline)."""
