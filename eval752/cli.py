@@ -22,7 +22,7 @@ from .errors import ConfigError, Eval752Error
 from .registry import unknown_name_message
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-GROUPS = ("dataset", "provider", "checker", "sweep")
+GROUPS = ("dataset", "provider", "checker", "sweep", "judge")
 
 
 def config_dirs() -> tuple[Path, Path]:

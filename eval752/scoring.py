@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import DEFAULT_DIAG_TEXT_FIELDS, RunConfig, ScoreConfig, validate
+from .config import DEFAULT_DIAG_TEXT_FIELDS, CheckerConfig, RunConfig, ScoreConfig, validate
 from .errors import ConfigError, InputFormatError
 from .metrics import summarise
 from .rundir import RESULTS, SUMMARY, ResultsWriter, write_json_atomic
@@ -54,7 +54,7 @@ def detect_format(path: Path) -> str:
 
 def _run_config_for(cfg: ScoreConfig, input_path: Path) -> RunConfig:
     if cfg.dataset is not None:
-        return RunConfig(dataset=cfg.dataset, checker=cfg.checker)
+        return RunConfig(dataset=cfg.dataset, checker=cfg.checker, judge=cfg.judge)
     saved = input_path.parent / ".hydra" / "config.yaml"
     if not saved.is_file():
         raise ConfigError(
@@ -64,7 +64,11 @@ def _run_config_for(cfg: ScoreConfig, input_path: Path) -> RunConfig:
     from omegaconf import OmegaConf
 
     run_cfg = validate(OmegaConf.load(saved))
-    run_cfg.checker = cfg.checker
+    # The run's own checkers and judge, unless this command names others.
+    if cfg.checker != CheckerConfig():
+        run_cfg.checker = cfg.checker
+    if cfg.judge.provider.model:
+        run_cfg.judge = cfg.judge
     return run_cfg
 
 
