@@ -121,10 +121,6 @@ def resume_corrupt_middle(ws: Path) -> list[str]:
     return [f"resume={run}", "progress=false"]
 
 
-def _unusable(reason: str):
-    return pytest.param(reason, marks=pytest.mark.skip(reason=reason))
-
-
 @dataclass
 class Case:
     build: Callable[[Path], list[str]]

@@ -246,9 +246,9 @@ def test_vendor_sweep_runs_three_profiles(work, tmp_path):
     r = run_cli(["recipe=minimax_verifier", "sweep=vendors", f"hydra.sweep.dir={tmp_path}/sweep", "verifier.loops=1",
                  "progress=false"], cwd=tmp_path, env=work[1])
     assert r.returncode == 0, r.stderr
-    dirs = sorted(p.parent for p in (tmp_path / "sweep").glob("*/summary.json"))
-    assert [d.name for d in dirs] == [f"{i}_provider={p},sweep=vendors,verifier.loops=1" for i, p in
-                                      enumerate(("sim_official", "sim_broken_tools", "sim_broken_text"))]
+    # run folders name only the swept key (issue 7), in job order
+    dirs = [tmp_path / "sweep" / f"provider={p}" for p in ("sim_official", "sim_broken_tools", "sim_broken_text")]
+    assert sorted(p.parent for p in (tmp_path / "sweep").glob("*/summary.json")) == sorted(dirs)
     assert [summary(d)["verdict"] for d in dirs] == ["pass", "fail", "fail"]
     assert Path(last_line(r.stdout)) == dirs[-1]
 
