@@ -97,10 +97,10 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
     colours = ["red", "green", "blue", "grey"]
     data = write_items(tmp_path / "d.jsonl", [
         {"id": f"q{i}", "type": "mcq_single", "inputs": {"text": f"Question {i}?"}, "choices": colours,
-         "answer": colours[i % 4]} for i in range(150)])
+         "answer": colours[i % 4]} for i in range(60)])
     cache = tmp_path / "shared-cache"
     args = [f"dataset={data}", f"output_root={tmp_path / 'out'}", "progress=false", f"cache.path={cache}",
-            "provider.sim.latency_ms=2"]
+            "provider.sim.latency_ms=5"]
     procs = [subprocess.Popen([sys.executable, "-m", "eval752.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     summaries = []
@@ -112,6 +112,6 @@ def test_two_runs_sharing_a_cache_at_once(tmp_path):
     third = run_cli(args, cwd=tmp_path)
     assert third.returncode == 0, third.stderr
     s3 = json.loads((Path(last_line(third.stdout)) / "summary.json").read_text())
-    assert s3["run"]["requests_sent"] == 0 and s3["counts"]["cached"] == 150
+    assert s3["run"]["requests_sent"] == 0 and s3["counts"]["cached"] == 60
     assert s3["metrics"]["score"] == summaries[0]["metrics"]["score"]
-    assert len(ResponseCache(cache)) == 150
+    assert len(ResponseCache(cache)) == 60

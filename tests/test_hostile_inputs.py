@@ -8,6 +8,7 @@ resumed run's ``.hydra/`` and log. All commands run concurrently in one fixture 
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import json
@@ -15,6 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,13 +56,27 @@ def ds(rel: str, *extra: str) -> list[str]:
     return [f"dataset={rel}", "output_root=out", "progress=false", *extra]
 
 
+_RUNS: dict[str, Path] = {}
+_RUNS_LOCK = threading.Lock()
+
+
 def real_run(ws: Path, items: list[dict], name: str = "a") -> Path:
-    """A finished run (sim vendor) to resume; returns its run directory."""
-    data = put(ws, f"data/{name}.jsonl", jl(*items))
-    r = subprocess.run([sys.executable, "-m", "eval752.cli", *ds(data, "cache.enabled=false")], cwd=ws,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return Path(last_line(r.stdout))
+    """A finished run (sim vendor) of ``data/<name>.jsonl`` inside ``ws``, to resume; returns its run directory.
+    Each distinct run is made once (in its own folder) and copied: its config holds only relative paths."""
+    with _RUNS_LOCK:
+        if name not in _RUNS:
+            home = Path(tempfile.mkdtemp(prefix=f"eval752-hostile-{name}-"))
+            atexit.register(shutil.rmtree, home, True)
+            data = put(home, f"data/{name}.jsonl", jl(*items))
+            r = subprocess.run([sys.executable, "-m", "eval752.cli", *ds(data, "cache.enabled=false")], cwd=home,
+                               capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, r.stderr
+            _RUNS[name] = Path(last_line(r.stdout))
+    made = _RUNS[name]
+    home = made.parents[2]
+    put(ws, f"data/{name}.jsonl", (home / "data" / f"{name}.jsonl").read_bytes())
+    shutil.copytree(made, ws / "out" / "runs" / made.name)
+    return ws / "out" / "runs" / made.name
 
 
 def items(n: int, prefix: str = "q") -> list[dict]:
@@ -114,7 +131,7 @@ def resume_copied_results(ws: Path) -> list[str]:
 
 
 def resume_corrupt_middle(ws: Path) -> list[str]:
-    run = real_run(ws, items(4))
+    run = real_run(ws, items(3, "a"))
     lines = (run / "results.jsonl").read_text().splitlines(keepends=True)
     lines[1] = lines[1][: len(lines[1]) // 2] + "\n"
     (run / "results.jsonl").write_text("".join(lines))
