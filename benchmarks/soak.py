@@ -55,7 +55,7 @@ def base_args(data: Path, out: Path, seed: int, concurrency: int) -> list[str]:
 
 def faulty_args(rate: float) -> list[str]:
     # hangs resolve by the (small) per-attempt timeout; generous retries so every row ends ok
-    return [fault_override(rate), "provider.timeout=0.5", "provider.max_retries=10", "provider.backoff_base=0.01",
+    return [fault_override(rate), "provider.timeout=0.3", "provider.max_retries=10", "provider.backoff_base=0.01",
             "provider.backoff_max=0.05"]
 
 

@@ -110,14 +110,12 @@ def config_hash(cfg: RunConfig) -> str:
 
 def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
     from .providers.cache import ResponseCache
-    from .providers.provider import Provider, run_with_provider
+    from .providers.provider import Provider, preflight, run_with_provider
 
-    from .providers.provider import preflight
-
-    preflight(cfg.provider)  # key variable, sim behaviours, endpoint: refused before anything is written
     if cfg.dataset.format == "verifier":
         from .verifier.live import run_verifier
 
+        preflight(cfg.provider)  # key variable, sim behaviours, endpoint: refused before anything is written
         verifier_summary = run_verifier(cfg, run_dir)
         from .report import write_run_report
 
@@ -135,6 +133,7 @@ def run_from_config(cfg: RunConfig, run_dir: Path) -> dict[str, Any]:
             f"(provider.vision=false): {shown}. Set provider.vision=true for a vision model."
         )
     chooser = CheckerChooser(cfg, items)
+    preflight(cfg.provider)  # key variable, sim behaviours, endpoint: refused before anything is written
     run_dir.mkdir(parents=True, exist_ok=True)
     results_path = run_dir / RESULTS
     done_keys: set[tuple[str, int]] = set()

@@ -163,12 +163,8 @@ CASES: dict[str, Case] = {
                             (f"{D}:1: id: expected a non-empty string, got number",)),
     "choices_not_a_list": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "choices": "xy"}))),
                                (f"{D}:1: choices: expected a list of strings, got string",)),
-    "inputs_not_an_object": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "inputs": "Pick one."}))),
-                                 (f"{D}:1: inputs: expected an object, got string",)),
     "answer_not_among_choices": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "answer": "z"}))),
                                      (f"{D}:1: answer: 'z' is not one of the choices",)),
-    "mcq_multi_empty_answer": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "type": "mcq_multi", "answer": []}))),
-                                   (f"{D}:1: answer: expected a non-empty list of choices, got an empty list",)),
     "unknown_type": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "type": "essay"}))),
                          (f"{D}:1: type: unknown item type 'essay'",)),
     "unknown_field": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "answr": "x"}))),
@@ -180,7 +176,6 @@ CASES: dict[str, Case] = {
                      (f"{D}:1: -: invalid JSON: -Infinity is not allowed (write null or a number)",)),
     "deeply_nested": Case(lambda ws: ds(put(ws, D, '{"id": "a", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}\n")),
                           (f"{D}:1: -: nesting deeper than 64 levels",)),
-    "top_level_array": Case(lambda ws: ds(put(ws, D, "[1, 2]\n")), (f"{D}:1: -: expected a JSON object, got array",)),
     "empty_file": Case(lambda ws: ds(put(ws, D, "\n\n")), (f"{D}:-: -: dataset has no items",)),
     "bad_item_params": Case(lambda ws: ds(put(ws, D, jl({**GOOD, "params": {"temperature": -1, "temprature": 1}}))),
                             (f"{D}:1: params.temperature: expected a number >= 0, got -1",
@@ -208,8 +203,6 @@ CASES: dict[str, Case] = {
     "verifier_unknown_check_type": Case(lambda ws: verifier(ws, {"check_type": ["tool_call"]}),
                                         ("data/v.jsonl:1: check_type: unknown check 'tool_call' "
                                          "(did you mean 'tool_calls'?)",)),
-    "verifier_bad_label": Case(lambda ws: verifier(ws, {"expected_tool_call": "maybe"}),
-                               ("data/v.jsonl:1: expected_tool_call: must be true, false or absent, not 'maybe'",)),
     # configuration
     "bad_override_syntax": Case(lambda ws: ["provider.temperature=[1", "output_root=out"],
                                 ("no viable alternative at input '[1'",)),
@@ -219,30 +212,18 @@ CASES: dict[str, Case] = {
                                  ("unknown provider option 'opneai' (did you mean 'openai'?)",)),
     "unknown_config_group": Case(lambda ws: ["+judje=strict", "output_root=out"],
                                  ("unknown config key 'judje'",)),
-    "unknown_recipe": Case(lambda ws: ["recipe=quikstart", "output_root=out"],
-                           ("unknown recipe 'quikstart' (did you mean 'quickstart'?)",)),
     "negative_samples": Case(lambda ws: ["samples=-2", "output_root=out"], ("samples must be >= 1, got -2",)),
     "non_integer_concurrency": Case(lambda ws: ["provider.concurrency=2.5", "output_root=out"],
                                     ("provider.concurrency",)),
-    "zero_concurrency": Case(lambda ws: ["provider.concurrency=0", "output_root=out"],
-                             ("provider.concurrency must be >= 1, got 0",)),
     "negative_deadline": Case(lambda ws: ["provider.deadline=-1", "output_root=out"],
                               ("provider.deadline must be > 0 or null, got -1.0",)),
-    "unknown_transport": Case(lambda ws: ["provider.transport=pigeon", "output_root=out"],
-                              ("provider.transport must be auto, litellm or http, got 'pigeon'",)),
-    "accuracy_above_one": Case(lambda ws: ["provider.sim.accuracy.mcq_single=1.5", "output_root=out"],
-                               ("provider.sim.accuracy.mcq_single must be in [0, 1], got 1.5",)),
     "unknown_fault": Case(lambda ws: ["provider.sim.behaviours=[{name:faults,rates:{meteor:0.1}}]", "output_root=out"],
                           ("unknown fault 'meteor'",)),
-    "zero_limit": Case(lambda ws: ["dataset.limit=0", "output_root=out"], ("dataset.limit must be >= 1 or null, got 0",)),
     "missing_api_key": Case(lambda ws: ["provider=openai", "provider.api_key_env=EVAL752_NO_SUCH_KEY", "output_root=out"],
                             ("set the environment variable EVAL752_NO_SUCH_KEY",)),
     "unreachable_api_base": Case(lambda ws: ["provider=openai_compat", "provider.api_base=http://127.0.0.1:9/v1",
                                              "output_root=out"],
                                  ("cannot reach provider.api_base http://127.0.0.1:9/v1",)),
-    "api_base_not_http": Case(lambda ws: ["provider=openai_compat", "provider.api_base=file:///etc/passwd",
-                                          "output_root=out"],
-                              ("provider.api_base 'file:///etc/passwd' is not an http(s) URL",)),
     # resume
     "resume_not_a_run_dir": Case(lambda ws: [f"resume={put(ws, 'data/x.txt', 'x') and ws / 'data'}"],
                                  ("no saved config at",)),
@@ -273,9 +254,6 @@ if importlib.util.find_spec("eval752.judge") is not None:
     CASES["judge_template_includes_a_file"] = Case(
         lambda ws: judge_template(ws, '{% include "/etc/passwd" %} {{ response }}'),
         ("refused by the sandbox", "(judge templates may not include, import or read files)"))
-    CASES["judge_template_reaches_python"] = Case(
-        lambda ws: judge_template(ws, "{{ response.__class__.__mro__[1].__subclasses__() }}"),
-        ("refused by the sandbox",))
 
 
 # ---- running them ----------------------------------------------------------------------------------------

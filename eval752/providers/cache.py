@@ -41,10 +41,20 @@ class ResponseCache:
         self.path = p
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(p), timeout=30.0, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.execute(SCHEMA)
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        # Two processes opening a new cache file at once: switching it to WAL can fail with "database is
+        # locked" without waiting on the busy timeout, so setting up is retried like a write.
+        for attempt in range(50):
+            try:
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(SCHEMA)
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or attempt == 49:
+                    raise
+                time.sleep(0.02 * (attempt + 1))
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
