@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -250,10 +249,9 @@ def judge_template(ws: Path, source: str) -> list[str]:
     return [*ds(data), "judge=sim", "checker.force=judge", "judge.template=data/evil.jinja"]
 
 
-if importlib.util.find_spec("eval752.judge") is not None:
-    CASES["judge_template_includes_a_file"] = Case(
-        lambda ws: judge_template(ws, '{% include "/etc/passwd" %} {{ response }}'),
-        ("refused by the sandbox", "(judge templates may not include, import or read files)"))
+CASES["judge_template_includes_a_file"] = Case(
+    lambda ws: judge_template(ws, '{% include "/etc/passwd" %} {{ response }}'),
+    ("refused by the sandbox", "(judge templates may not include, import or read files)"))
 
 
 # ---- running them ----------------------------------------------------------------------------------------
@@ -312,14 +310,22 @@ def test_refused_cleanly(outcomes, name):
         assert not rel.endswith(("results.jsonl", "summary.json", "manifest.json")), rel
 
 
-@pytest.mark.skipif(importlib.util.find_spec("eval752.judge") is not None, reason="covered by the judge_* cases")
-def test_judge_template_cannot_read_files():
-    pytest.skip("eval752.judge does not exist yet (another engineer is building it): no judge template to attack")
+def test_bundle_attack_is_refused_through_the_command(tmp_path):
+    """A zip-slip bundle through the real ``eval752-bundle`` command: exit 2, one message, nothing written."""
+    import zipfile
 
-
-def test_bundle_attack():
-    pytest.skip("eval752.bundle is being built by another engineer; its attacks (zip-slip, symlinks, oversized "
-                "members) live in tests/test_bundle_attacks.py")
+    bundle = tmp_path / "evil.eval752.zip"
+    with zipfile.ZipFile(bundle, "w") as z:
+        z.writestr("manifest.json", "{}")
+        z.writestr("../evil.txt", "x")
+    target = tmp_path / "imported"
+    code = "import sys; from eval752.bundle.cli import main; sys.exit(main())"
+    r = subprocess.run([sys.executable, "-c", code, "import", str(bundle), str(target)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "entry '../evil.txt' climbs out of the bundle with '..'" in r.stderr and "Traceback" not in r.stderr
+    assert not target.exists() and not (tmp_path.parent / "evil.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.eval752.zip"]
 
 
 def test_there_are_at_least_thirty_distinct_cases():
