@@ -161,8 +161,9 @@ def test_run_bundle_rescores_and_reproduces(tmp_path, capsys):
     target = tmp_path / "imported"
     bundle("import", str(zpath), str(target))
     capsys.readouterr()
-    assert sorted(p.name for p in target.iterdir()) == [".hydra", "dataset", "manifest.json", "results.jsonl",
-                                                       "run_config.json", "summary.json"]
+    assert sorted(p.name for p in target.iterdir()) == [".hydra", "dataset", "manifest.json", "report.html",
+                                                       "results.jsonl", "run_config.json", "summary.json"]
+    assert (target / "report.html").read_text() == (run / "report.html").read_text()
     original = json.loads((run / "summary.json").read_text())
     assert json.loads((target / "summary.json").read_text()) == original
     imported_manifest = json.loads((target / "manifest.json").read_text())

@@ -102,6 +102,9 @@ def _arrange_run(checked: CheckedBundle, final: Path, target: Path, bundle_path:
                                  "bundle_created": checked.manifest.get("created"),
                                  "generator": checked.manifest.get("generator")}
     write_json_atomic(final / "manifest.json", manifest)
+    from ..report.run_report import write_run_report
+
+    write_run_report(final)  # the same page the original run wrote
 
 
 def verify_bundle(path: Path, limits: Limits) -> CheckedBundle:
