@@ -259,6 +259,18 @@ def aggregate_loops(
     names: list[str] = []
     for m in per_loop:
         names.extend(k for k in m if k not in names)
+    metrics = combine_loop_metrics(per_loop, names, thresholds)
+    return {
+        "loops": len(per_loop),
+        "metrics": metrics,
+        "verdict": overall_verdict(metrics),
+    }
+
+
+def combine_loop_metrics(per_loop: list[dict[str, Any]], names: list[str], rules: Mapping[str, Any]
+                         ) -> dict[str, Any]:
+    """Per metric over the loops: unweighted mean, summed ``num``, each loop's value, spread, and the
+    verdict of the mean against its rule (when there is one)."""
     metrics: dict[str, Any] = {}
     for name in names:
         cells = [m.get(name, {"value": None, "num": 0}) for m in per_loop]
@@ -272,15 +284,15 @@ def aggregate_loops(
             "max": max(values) if values else None,
             "stdev": (statistics.stdev(values) if len(values) > 1 else 0.0) if values else None,
         }
-        rule = thresholds.get(name)
+        rule = rules.get(name)
         if rule is not None:
             entry["threshold"] = rule.describe()
             ok = entry["value"] is not None and not math.isnan(entry["value"])
             entry["verdict"] = ("pass" if rule.passes(entry["value"]) else "fail") if ok else "n/a"
         metrics[name] = entry
+    return metrics
+
+
+def overall_verdict(metrics: Mapping[str, Any]) -> str:
     verdicts = [m["verdict"] for m in metrics.values() if "verdict" in m]
-    return {
-        "loops": len(per_loop),
-        "metrics": metrics,
-        "verdict": "fail" if "fail" in verdicts else ("pass" if "pass" in verdicts else "n/a"),
-    }
+    return "fail" if "fail" in verdicts else ("pass" if "pass" in verdicts else "n/a")

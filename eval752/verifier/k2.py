@@ -45,15 +45,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
-import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigError, InputFormatError
-from .aggregate import Threshold, mean
+from .aggregate import Threshold, combine_loop_metrics, mean, overall_verdict
 from .responses import finish_reason_of, first_choice
 from .rows import PromptRow, _iter_json_lines, _raise, load_prompt_rows, pair_by_data_index, parse_prompt_row
 
@@ -112,10 +110,7 @@ def k2_hash(request: Mapping[str, Any]) -> str:
 def k2_validate_tool_call(call: Any, tools: Sequence[Any]) -> tuple[bool, str | None]:
     """(valid, reason) for one call under K2VV's rule (see the module docstring). A malformed tool list
     (an entry without ``function.name``) fails the call, as K2VV's lookup does."""
-    from jsonschema import exceptions as js_exc
-    from jsonschema.exceptions import SchemaError
-
-    from .validators import _compiled_schema
+    from .validators import check_arguments
 
     fn = call.get("function") if isinstance(call, Mapping) else None
     if not isinstance(fn, Mapping) or "name" not in fn:
@@ -135,20 +130,8 @@ def k2_validate_tool_call(call: Any, tools: Sequence[Any]) -> tuple[bool, str | 
         return False, f"no schema for tool {name!r}"
     if "arguments" not in fn:
         return False, f"tool call {name!r} has no arguments"
-    args = fn["arguments"]
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError as exc:
-            return False, f"arguments of {name!r} are not valid JSON ({exc.msg})"
-    try:
-        validator = _compiled_schema(json.dumps(schema, sort_keys=True))
-    except (SchemaError, TypeError, ValueError) as exc:
-        return False, f"tool {name!r} has an invalid parameters schema ({type(exc).__name__})"
-    error = js_exc.best_match(validator.iter_errors(args))
-    if error is not None:
-        return False, f"arguments of {name!r} do not match its schema: {error.message}"
-    return True, None
+    ok, reason, _ = check_arguments(name, schema, fn["arguments"])
+    return ok, reason
 
 
 def k2_row_fields(request: Mapping[str, Any] | None, response: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -473,28 +456,8 @@ def k2_aggregate(loop_summaries: Sequence[Mapping[str, Any]],
                 m[f"trigger_{key}"] = {"value": sim[f"tool_call_{key}"] if n else None, "num": n}
         per_loop.append(m)
     names = [k for k in K2_METRIC_NAMES if any(k in m for m in per_loop)]
-    metrics: dict[str, Any] = {}
-    for name in names:
-        cells = [m.get(name, {"value": None, "num": 0}) for m in per_loop]
-        values = [c["value"] for c in cells if c["value"] is not None]
-        entry: dict[str, Any] = {
-            "value": mean(values) if values else None,
-            "num": sum(c["num"] for c in cells),
-            "loops": [c["value"] for c in cells],
-            "loop_num": [c["num"] for c in cells],
-            "min": min(values) if values else None,
-            "max": max(values) if values else None,
-            "stdev": (statistics.stdev(values) if len(values) > 1 else 0.0) if values else None,
-        }
-        rule = rules.get(name)
-        if rule is not None:
-            entry["threshold"] = rule.describe()
-            ok = entry["value"] is not None and not math.isnan(entry["value"])
-            entry["verdict"] = ("pass" if rule.passes(entry["value"]) else "fail") if ok else "n/a"
-        metrics[name] = entry
-    verdicts = [m["verdict"] for m in metrics.values() if "verdict" in m]
-    return {"flavour": "k2", "loops": len(per_loop), "metrics": metrics,
-            "verdict": "fail" if "fail" in verdicts else ("pass" if "pass" in verdicts else "n/a")}
+    metrics = combine_loop_metrics(per_loop, names, rules)
+    return {"flavour": "k2", "loops": len(per_loop), "metrics": metrics, "verdict": overall_verdict(metrics)}
 
 
 def _write_json(value: Any, path: Path) -> None:

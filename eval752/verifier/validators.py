@@ -115,13 +115,31 @@ def _schema_for(tools: Sequence[Any], name: Any) -> Any:
     return None
 
 
+def check_arguments(name: Any, schema: Any, args: Any) -> tuple[bool, str | None, Any]:
+    """``(valid, reason, decoded arguments)``: arguments given as a JSON string are decoded, then validated
+    against the tool's JSON schema."""
+    from jsonschema import exceptions as js_exc
+    from jsonschema.exceptions import SchemaError
+
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError as exc:
+            return False, f"arguments of {name!r} are not valid JSON ({exc.msg})", args
+    try:
+        validator = _compiled_schema(json.dumps(schema, sort_keys=True))
+    except (SchemaError, TypeError, ValueError) as exc:
+        return False, f"tool {name!r} has an invalid parameters schema ({type(exc).__name__})", args
+    error = js_exc.best_match(validator.iter_errors(args))
+    if error is not None:
+        return False, f"arguments of {name!r} do not match its schema: {error.message}", args
+    return True, None, args
+
+
 def validate_tool_call(call: Any, tools: Sequence[Any]) -> tuple[bool, str | None]:
     """(valid, reason). The call must name a declared tool whose ``parameters`` schema is non-empty, its
     arguments (JSON string or object) must validate against it, and an argv-style ``command`` array
     parameter (``type: array`` of ``string`` items) must pass ``is_valid_array_command`` when present."""
-    from jsonschema.exceptions import SchemaError
-    from jsonschema import exceptions as js_exc
-
     fn = call.get("function") if isinstance(call, Mapping) else None
     if not isinstance(fn, Mapping) or "name" not in fn:
         return False, "malformed tool call: no function name"
@@ -130,19 +148,9 @@ def validate_tool_call(call: Any, tools: Sequence[Any]) -> tuple[bool, str | Non
     if not schema:
         declared = any(isinstance(t, Mapping) and (t.get("function") or {}).get("name") == name for t in tools)
         return False, (f"tool {name!r} declares no parameters schema" if declared else f"undeclared tool {name!r}")
-    args = fn.get("arguments")
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError as exc:
-            return False, f"arguments of {name!r} are not valid JSON ({exc.msg})"
-    try:
-        validator = _compiled_schema(json.dumps(schema, sort_keys=True))
-    except (SchemaError, TypeError, ValueError) as exc:
-        return False, f"tool {name!r} has an invalid parameters schema ({type(exc).__name__})"
-    error = js_exc.best_match(validator.iter_errors(args))
-    if error is not None:
-        return False, f"arguments of {name!r} do not match its schema: {error.message}"
+    ok, reason, args = check_arguments(name, schema, fn.get("arguments"))
+    if not ok:
+        return False, reason
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     for pname, pschema in (props or {}).items():
         if not (pname == "command" and isinstance(pschema, Mapping) and pschema.get("type") == "array"):
